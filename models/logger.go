@@ -1,0 +1,53 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// slowQuery is the duration past which a statement is logged as slow.
+const slowQuery = 200 * time.Millisecond
+
+// gormLogger forwards GORM's logs to slog: slow statements as warnings and
+// errors other than "record not found" and translated constraint violations,
+// which services handle as expected outcomes.
+type gormLogger struct{ l *slog.Logger }
+
+func newGormLogger(l *slog.Logger) logger.Interface {
+	if l == nil {
+		return logger.Discard
+	}
+	return gormLogger{l: l}
+}
+
+func (g gormLogger) LogMode(logger.LogLevel) logger.Interface { return g }
+
+func (g gormLogger) Info(ctx context.Context, msg string, args ...any) {
+	g.l.InfoContext(ctx, msg, "args", args)
+}
+
+func (g gormLogger) Warn(ctx context.Context, msg string, args ...any) {
+	g.l.WarnContext(ctx, msg, "args", args)
+}
+
+func (g gormLogger) Error(ctx context.Context, msg string, args ...any) {
+	g.l.ErrorContext(ctx, msg, "args", args)
+}
+
+func (g gormLogger) Trace(ctx context.Context, begin time.Time, fc func() (string, int64), err error) {
+	elapsed := time.Since(begin)
+	switch {
+	case err != nil && !errors.Is(err, gorm.ErrRecordNotFound) && !errors.Is(err, gorm.ErrDuplicatedKey) &&
+		!errors.Is(err, context.Canceled):
+		sql, rows := fc()
+		g.l.ErrorContext(ctx, "sql error", "err", err, "elapsed", elapsed, "rows", rows, "sql", sql)
+	case elapsed > slowQuery:
+		sql, rows := fc()
+		g.l.WarnContext(ctx, "slow sql", "elapsed", elapsed, "rows", rows, "sql", sql)
+	}
+}

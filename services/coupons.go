@@ -1,0 +1,165 @@
+package services
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"coupond/models"
+)
+
+// Coupons answers questions about coupons, their transitions and the ledger.
+// Every query is scoped to the actor's merchant; clerks see the ledger of their
+// own stores.
+type Coupons struct {
+	db *gorm.DB
+}
+
+func readers() []models.Role {
+	return []models.Role{models.RoleAdmin, models.RoleFinance, models.RoleClerk}
+}
+
+// ByCode returns the coupon with a code, normalised as NormalizeCouponCode
+// does. Another merchant's code is COUPON_NOT_FOUND, exactly like an unknown one.
+func (c *Coupons) ByCode(ctx context.Context, actor Actor, raw string) (*models.Coupon, error) {
+	if err := actor.require(readers()...); err != nil {
+		return nil, err
+	}
+	code, err := NormalizeCouponCode(raw)
+	if err != nil {
+		return nil, err
+	}
+	var cp models.Coupon
+	err = c.db.WithContext(ctx).Where("merchant_id = ? AND code = ?", actor.MerchantID, code).Take(&cp).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, ErrCouponNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find coupon: %w", err)
+	}
+	return &cp, nil
+}
+
+// ByIDs returns the actor's coupons among ids, for batch loaders.
+func (c *Coupons) ByIDs(ctx context.Context, actor Actor, ids []int64) ([]models.Coupon, error) {
+	if err := actor.require(readers()...); err != nil {
+		return nil, err
+	}
+	var out []models.Coupon
+	err := c.db.WithContext(ctx).Where("merchant_id = ? AND id IN ?", actor.MerchantID, ids).Find(&out).Error
+	return out, err
+}
+
+// CouponFilter narrows List; zero fields do not filter.
+type CouponFilter struct {
+	CampaignID  int64
+	Status      models.CouponStatus
+	CustomerRef string
+}
+
+// List returns the actor's coupons, newest first.
+func (c *Coupons) List(ctx context.Context, actor Actor, f CouponFilter, p PageArgs) (Page[models.Coupon], error) {
+	if err := actor.require(readers()...); err != nil {
+		return Page[models.Coupon]{}, err
+	}
+	q := c.db.WithContext(ctx).Where("merchant_id = ?", actor.MerchantID)
+	if f.CampaignID != 0 {
+		q = q.Where("campaign_id = ?", f.CampaignID)
+	}
+	if f.Status != "" {
+		q = q.Where("status = ?", string(f.Status))
+	}
+	if f.CustomerRef != "" {
+		q = q.Where("customer_ref = ?", f.CustomerRef)
+	}
+	return paginate[models.Coupon](q, "coupons", p)
+}
+
+// Transitions returns the transitions of the given coupons in the order they
+// happened, for the coupon timeline.
+func (c *Coupons) Transitions(ctx context.Context, actor Actor, couponIDs []int64) ([]models.CouponTransition, error) {
+	if err := actor.require(readers()...); err != nil {
+		return nil, err
+	}
+	var out []models.CouponTransition
+	err := c.db.WithContext(ctx).Where("merchant_id = ? AND coupon_id IN ?", actor.MerchantID, couponIDs).
+		Order("coupon_id, version_after").Find(&out).Error
+	return out, err
+}
+
+// RedemptionFilter narrows Redemptions; zero fields do not filter.
+type RedemptionFilter struct {
+	StoreID  int64
+	CouponID int64
+	Status   models.FlowStatus
+	From, To *time.Time
+}
+
+// Redemptions returns ledger rows, newest first. A clerk sees its stores only.
+func (c *Coupons) Redemptions(ctx context.Context, actor Actor, f RedemptionFilter, p PageArgs) (Page[models.RedemptionFlow], error) {
+	if err := actor.require(readers()...); err != nil {
+		return Page[models.RedemptionFlow]{}, err
+	}
+	q := c.db.WithContext(ctx).Where("merchant_id = ?", actor.MerchantID)
+	if actor.Role == models.RoleClerk {
+		q = q.Where("store_id IN ?", actor.StoreIDs)
+	}
+	if f.StoreID != 0 {
+		q = q.Where("store_id = ?", f.StoreID)
+	}
+	if f.CouponID != 0 {
+		q = q.Where("coupon_id = ?", f.CouponID)
+	}
+	if f.Status != "" {
+		q = q.Where("status = ?", string(f.Status))
+	}
+	if f.From != nil {
+		q = q.Where("created_at >= ?", f.From.UTC())
+	}
+	if f.To != nil {
+		q = q.Where("created_at < ?", f.To.UTC())
+	}
+	return paginate[models.RedemptionFlow](q, "redemption_flows", p)
+}
+
+// RedemptionsOfCoupons returns every redemption flow of the given coupons,
+// oldest first, for batch loaders.
+func (c *Coupons) RedemptionsOfCoupons(ctx context.Context, actor Actor, couponIDs []int64) ([]models.RedemptionFlow, error) {
+	if err := actor.require(readers()...); err != nil {
+		return nil, err
+	}
+	var out []models.RedemptionFlow
+	err := c.db.WithContext(ctx).Where("merchant_id = ? AND coupon_id IN ?", actor.MerchantID, couponIDs).
+		Order("id").Find(&out).Error
+	return out, err
+}
+
+// Redemption returns one ledger row by redemption number; NOT_FOUND for an
+// unknown number or one of a store the clerk does not belong to.
+func (c *Coupons) Redemption(ctx context.Context, actor Actor, redeemNo string) (*models.RedemptionFlow, error) {
+	if err := actor.require(readers()...); err != nil {
+		return nil, err
+	}
+	flow, err := (&Redemptions{db: c.db}).byRedeemNo(c.db.WithContext(ctx), actor.MerchantID, redeemNo)
+	if err != nil {
+		return nil, err
+	}
+	if actor.Role == models.RoleClerk && actor.requireStore(flow.StoreID) != nil {
+		return nil, notFoundf("redemption %s not found", redeemNo)
+	}
+	return flow, nil
+}
+
+// RefundsOfCoupons returns the refunds of the given coupons, oldest first.
+func (c *Coupons) RefundsOfCoupons(ctx context.Context, actor Actor, couponIDs []int64) ([]models.RefundFlow, error) {
+	if err := actor.require(readers()...); err != nil {
+		return nil, err
+	}
+	var out []models.RefundFlow
+	err := c.db.WithContext(ctx).Where("merchant_id = ? AND coupon_id IN ?", actor.MerchantID, couponIDs).
+		Order("id").Find(&out).Error
+	return out, err
+}

@@ -1,0 +1,117 @@
+package services
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"coupond/models"
+)
+
+// ErrFulfilmentRejected marks a definite fulfilment failure: the business
+// system did not and will not create the order, so the coupon may be released.
+// Any other error from Fulfil is an unknown outcome, left to compensation.
+var ErrFulfilmentRejected = errors.New("fulfilment rejected")
+
+// ErrFenced is returned by Fulfil for a redemption number that was cancelled
+// before any order existed; it wraps ErrFulfilmentRejected.
+var ErrFenced = fmt.Errorf("redemption was cancelled before fulfilment: %w", ErrFulfilmentRejected)
+
+// FulfilRequest is the business step of one redemption.
+type FulfilRequest struct {
+	MerchantID     int64
+	RedeemNo       string
+	CouponID       int64
+	StoreID        int64
+	OrderAmount    int64
+	DiscountAmount int64
+}
+
+// LookupResult says whether the business system holds a live order for a
+// redemption number.
+type LookupResult struct {
+	Exists   bool
+	OrderRef string
+}
+
+// Fulfiller is the business system behind a one-shot redemption (出餐/下单). All
+// methods are keyed by redemption number and idempotent: Fulfil twice creates
+// one order; Cancel of an unknown number fences it, so a later Fulfil is refused.
+type Fulfiller interface {
+	// Fulfil creates the order and returns its reference. An error wrapping
+	// ErrFulfilmentRejected is a definite failure; any other error leaves the
+	// outcome unknown.
+	Fulfil(ctx context.Context, req FulfilRequest) (orderRef string, err error)
+	// Lookup reports whether a live order exists for the redemption number.
+	Lookup(ctx context.Context, merchantID int64, redeemNo string) (LookupResult, error)
+	// Cancel cancels the order of the redemption number, or fences the number
+	// when no order exists yet.
+	Cancel(ctx context.Context, merchantID int64, redeemNo string) error
+}
+
+// BuiltinFulfiller keeps orders in coupond's own database, for merchants
+// without an order system of their own and for the demo.
+type BuiltinFulfiller struct {
+	db  *gorm.DB
+	now func() time.Time
+}
+
+// NewBuiltinFulfiller returns the builtin adapter on db.
+func NewBuiltinFulfiller(db *gorm.DB, now func() time.Time) *BuiltinFulfiller {
+	return &BuiltinFulfiller{db: db, now: now}
+}
+
+func orderRef(o models.Order) string { return "ORD" + strconv.FormatInt(o.ID, 10) }
+
+// Fulfil inserts the order unless one exists for the redemption number; a
+// fenced (cancelled) number is refused with ErrFenced.
+func (f *BuiltinFulfiller) Fulfil(ctx context.Context, req FulfilRequest) (string, error) {
+	db := f.db.WithContext(ctx)
+	o := models.Order{MerchantID: req.MerchantID, RedeemNo: req.RedeemNo, CouponID: &req.CouponID,
+		StoreID: &req.StoreID, Amount: req.OrderAmount, Status: models.OrderCreated, CreatedAt: f.now()}
+	if err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(&o).Error; err != nil {
+		return "", fmt.Errorf("create order %s: %w", req.RedeemNo, err)
+	}
+	var got models.Order
+	if err := db.Where("redeem_no = ?", req.RedeemNo).Take(&got).Error; err != nil {
+		return "", fmt.Errorf("read order %s: %w", req.RedeemNo, err)
+	}
+	if got.Status != models.OrderCreated {
+		return "", ErrFenced
+	}
+	return orderRef(got), nil
+}
+
+// Lookup reports the live order of a redemption number.
+func (f *BuiltinFulfiller) Lookup(ctx context.Context, merchantID int64, redeemNo string) (LookupResult, error) {
+	var got []models.Order
+	err := f.db.WithContext(ctx).Where("merchant_id = ? AND redeem_no = ?", merchantID, redeemNo).Limit(1).Find(&got).Error
+	if err != nil {
+		return LookupResult{}, fmt.Errorf("look up order %s: %w", redeemNo, err)
+	}
+	if len(got) == 0 || got[0].Status != models.OrderCreated {
+		return LookupResult{}, nil
+	}
+	return LookupResult{Exists: true, OrderRef: orderRef(got[0])}, nil
+}
+
+// Cancel marks the order cancelled, writing a cancelled row first when none
+// exists, which fences the redemption number against a late Fulfil.
+func (f *BuiltinFulfiller) Cancel(ctx context.Context, merchantID int64, redeemNo string) error {
+	now := f.now()
+	o := models.Order{MerchantID: merchantID, RedeemNo: redeemNo, Status: models.OrderCancelled, CreatedAt: now, CancelledAt: &now}
+	err := f.db.WithContext(ctx).Clauses(clause.OnConflict{
+		Columns:   []clause.Column{{Name: "redeem_no"}},
+		DoUpdates: clause.Assignments(map[string]any{"status": models.OrderCancelled, "cancelled_at": now}),
+		Where:     clause.Where{Exprs: []clause.Expression{clause.Eq{Column: clause.Column{Table: "orders", Name: "status"}, Value: models.OrderCreated}}},
+	}).Create(&o).Error
+	if err != nil {
+		return fmt.Errorf("cancel order %s: %w", redeemNo, err)
+	}
+	return nil
+}

@@ -1,0 +1,404 @@
+package services
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"gorm.io/gorm"
+
+	"coupond/models"
+)
+
+// Reject reasons: why a reserve did not take the coupon. A rejection is a final
+// answer for its request id, replayed on every repeat.
+const (
+	RejectNotAvailable     = "COUPON_NOT_AVAILABLE"
+	RejectExpired          = "COUPON_EXPIRED"
+	RejectNotYetValid      = "COUPON_NOT_YET_VALID"
+	RejectStoreNotEligible = "STORE_NOT_ELIGIBLE"
+	RejectMinSpendNotMet   = "MIN_SPEND_NOT_MET"
+)
+
+// Release reasons recorded on RELEASED flows.
+const (
+	ReleaseFulfilmentFailed = "FULFILMENT_FAILED"
+	ReleaseCancelled        = "CANCELLED"
+)
+
+// Redemptions runs the coupon state machine: one-shot redemption, the two-phase
+// reserve/confirm/cancel protocol and refunds, each idempotent by request id.
+type Redemptions struct {
+	db            *gorm.DB
+	now           func() time.Time
+	holdTimeout   time.Duration
+	fulfilTimeout time.Duration
+	fulfiller     Fulfiller
+	campaigns     *Campaigns
+	log           *slog.Logger
+}
+
+// RedeemInput is one scan of a coupon at a store.
+type RedeemInput struct {
+	Code        string
+	StoreID     int64
+	RequestID   string
+	OrderAmount int64
+}
+
+// Redeem redeems a coupon in one call: it reserves the coupon, asks the
+// fulfillment adapter for the order outside any transaction, then confirms, or
+// releases the coupon on a definite failure. On an unknown outcome (timeout) the
+// flow stays PROCESSING and compensation decides; a retry with the same request id
+// returns the flow as it stands. A rejection is returned as a REJECTED flow, not
+// an error.
+func (s *Redemptions) Redeem(ctx context.Context, actor Actor, in RedeemInput) (*models.RedemptionFlow, error) {
+	flow, fresh, err := s.open(ctx, actor, models.OpRedeem, in)
+	if err != nil || !fresh || flow.Status != models.FlowProcessing {
+		return flow, err
+	}
+	// The business step and what follows must not depend on the client staying
+	// connected: a cancelled request would turn a clean outcome into an unknown one.
+	dctx := context.WithoutCancel(ctx)
+	fctx, cancel := context.WithTimeout(dctx, s.fulfilTimeout)
+	ref, ferr := s.fulfiller.Fulfil(fctx, FulfilRequest{MerchantID: flow.MerchantID, RedeemNo: flow.RedeemNo,
+		CouponID: flow.CouponID, StoreID: flow.StoreID, OrderAmount: flow.OrderAmount, DiscountAmount: flow.DiscountAmount})
+	cancel()
+	switch {
+	case ferr == nil:
+		final, won, err := s.settle(dctx, actor, flow, ref)
+		if err == nil && !won && final.Status != models.FlowSucceeded {
+			// Compensation released the coupon while the order was being made:
+			// the order must not stand without its redemption.
+			if cerr := s.fulfiller.Cancel(dctx, flow.MerchantID, flow.RedeemNo); cerr != nil {
+				s.log.ErrorContext(ctx, "cancel order of a released redemption", "redeem_no", flow.RedeemNo, "err", cerr)
+			}
+		}
+		return final, err
+	case errors.Is(ferr, ErrFulfilmentRejected):
+		s.log.WarnContext(ctx, "fulfilment failed, releasing coupon", "redeem_no", flow.RedeemNo, "err", ferr)
+		final, _, err := s.release(dctx, actor, flow, ReleaseFulfilmentFailed)
+		return final, err
+	default:
+		s.log.WarnContext(ctx, "fulfilment outcome unknown, left to compensation", "redeem_no", flow.RedeemNo, "err", ferr)
+		return flow, nil
+	}
+}
+
+// Reserve takes a coupon for a client that runs its own order: on success the
+// flow is PROCESSING, the coupon REDEEMING until HoldUntil, and the client must
+// confirm or cancel the redemption number. A rejection is a REJECTED flow.
+func (s *Redemptions) Reserve(ctx context.Context, actor Actor, in RedeemInput) (*models.RedemptionFlow, error) {
+	flow, _, err := s.open(ctx, actor, models.OpReserve, in)
+	return flow, err
+}
+
+// ConfirmInput completes a reserved redemption with the client's order.
+type ConfirmInput struct {
+	RedeemNo string
+	OrderRef string
+}
+
+// Confirm moves a reserved redemption to SUCCEEDED and its coupon to REDEEMED.
+// Confirming again with the same order reference returns the same result; a
+// redemption that was cancelled, released by compensation or confirmed with
+// another order reference is INVALID_STATE and nothing changes.
+func (s *Redemptions) Confirm(ctx context.Context, actor Actor, in ConfirmInput) (*models.RedemptionFlow, error) {
+	if in.OrderRef == "" || len(in.OrderRef) > 128 {
+		return nil, invalidf("orderRef is required and must be at most 128 characters")
+	}
+	flow, err := s.reservedFlow(ctx, actor, in.RedeemNo)
+	if err != nil {
+		return nil, err
+	}
+	if flow.Status == models.FlowProcessing {
+		flow, _, err = s.settle(ctx, actor, flow, in.OrderRef)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if flow.Status == models.FlowSucceeded && flow.OrderRef != nil && *flow.OrderRef == in.OrderRef {
+		return flow, nil
+	}
+	return nil, fmt.Errorf("confirm %s (%s): %w", in.RedeemNo, flow.Status, ErrInvalidState)
+}
+
+// CancelInput gives up a reserved redemption.
+type CancelInput struct {
+	RedeemNo string
+	Reason   string
+}
+
+// Cancel releases a PROCESSING redemption: the coupon goes back to UNUSED and
+// the flow becomes RELEASED. Cancelling a released redemption again returns it
+// unchanged; a succeeded one is INVALID_STATE (refund it instead).
+func (s *Redemptions) Cancel(ctx context.Context, actor Actor, in CancelInput) (*models.RedemptionFlow, error) {
+	if len(in.Reason) > 500 {
+		return nil, invalidf("reason must be at most 500 characters")
+	}
+	flow, err := s.reservedFlow(ctx, actor, in.RedeemNo)
+	if err != nil {
+		return nil, err
+	}
+	if flow.Status == models.FlowProcessing {
+		flow, _, err = s.release(ctx, actor, flow, ReleaseCancelled)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if flow.Status == models.FlowReleased {
+		return flow, nil
+	}
+	return nil, fmt.Errorf("cancel %s (%s): %w", in.RedeemNo, flow.Status, ErrInvalidState)
+}
+
+// reservedFlow loads a two-phase redemption the actor may act on.
+func (s *Redemptions) reservedFlow(ctx context.Context, actor Actor, redeemNo string) (*models.RedemptionFlow, error) {
+	if err := actor.require(models.RoleAdmin, models.RoleClerk); err != nil {
+		return nil, err
+	}
+	flow, err := s.byRedeemNo(s.db.WithContext(ctx), actor.MerchantID, redeemNo)
+	if err != nil {
+		return nil, err
+	}
+	if err := actor.requireStore(flow.StoreID); err != nil {
+		return nil, err
+	}
+	if flow.Operation != models.OpReserve {
+		return nil, &Error{Code: ErrInvalidState.Code, Kind: ErrConflict,
+			Message: "a one-shot redemption is confirmed or released by coupond itself"}
+	}
+	return flow, nil
+}
+
+// open validates and authorizes a reserve request, replays a known request id,
+// and otherwise runs the reserve transaction: the conditional update of the
+// coupon and the insert of the flow (PROCESSING, or REJECTED with its reason)
+// commit together. fresh is false when the flow is a replay.
+func (s *Redemptions) open(ctx context.Context, actor Actor, op models.Operation, in RedeemInput) (flow *models.RedemptionFlow, fresh bool, err error) {
+	code, err := NormalizeCouponCode(in.Code)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := validateRequestID(in.RequestID); err != nil {
+		return nil, false, err
+	}
+	if in.OrderAmount < 0 {
+		return nil, false, invalidf("orderAmount must not be negative")
+	}
+	if err := actor.requireStore(in.StoreID); err != nil {
+		return nil, false, err
+	}
+	db := s.db.WithContext(ctx)
+	fp := fingerprint(string(op), code, strconv.FormatInt(in.StoreID, 10), strconv.FormatInt(in.OrderAmount, 10))
+	if prior, err := s.byRequest(db, actor.MerchantID, op, in.RequestID); err != nil || prior != nil {
+		return replay(prior, fp, err)
+	}
+	if actor.Role != models.RoleClerk { // a clerk's stores were checked when its token was made
+		if err := (&Stores{db: s.db}).mustExist(db, actor.MerchantID, in.StoreID); err != nil {
+			return nil, false, err
+		}
+	}
+	var coupon models.Coupon
+	if err := db.Where("merchant_id = ? AND code = ?", actor.MerchantID, code).Take(&coupon).Error; err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil, false, ErrCouponNotFound
+		}
+		return nil, false, fmt.Errorf("find coupon: %w", err)
+	}
+	campaign, err := s.campaigns.cached(db, coupon.CampaignID)
+	if err != nil {
+		return nil, false, err
+	}
+	now := s.now()
+	flow = &models.RedemptionFlow{MerchantID: actor.MerchantID, RedeemNo: newFlowNo("RD", now), Operation: op,
+		RequestID: in.RequestID, Fingerprint: fp, CouponID: coupon.ID, StoreID: in.StoreID, OperatorID: actor.operatorID(),
+		OrderAmount: in.OrderAmount, CreatedAt: now, UpdatedAt: now}
+	err = db.Transaction(func(tx *gorm.DB) error {
+		version, ok, err := models.ReserveCoupon(tx, models.ReserveArgs{MerchantID: actor.MerchantID, CouponID: coupon.ID,
+			RedeemNo: flow.RedeemNo, StoreID: in.StoreID, OrderAmount: in.OrderAmount, Now: now})
+		if err != nil {
+			return err
+		}
+		if ok {
+			hold := now.Add(s.holdTimeout)
+			flow.Status, flow.HoldUntil, flow.DiscountAmount = models.FlowProcessing, &hold, discountFor(campaign, in.OrderAmount)
+		} else {
+			reason, err := diagnose(tx, campaign, coupon.ID, in.StoreID, in.OrderAmount, now)
+			if err != nil {
+				return err
+			}
+			flow.Status, flow.RejectReason, flow.FinishedAt = models.FlowRejected, &reason, &now
+		}
+		if err := tx.Create(flow).Error; err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+		return recordTransition(tx, flow, models.CouponUnused, models.CouponRedeeming, version, actor, now)
+	})
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		// A concurrent request with the same id committed first: answer with its flow.
+		prior, ferr := s.byRequest(db, actor.MerchantID, op, in.RequestID)
+		if ferr == nil && prior != nil {
+			return replay(prior, fp, nil)
+		}
+		return nil, false, fmt.Errorf("reserve coupon %d: %w", coupon.ID, err)
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("reserve coupon %d: %w", coupon.ID, err)
+	}
+	return flow, true, nil
+}
+
+// replay answers a repeated request id with the first request's flow, or with
+// IDEMPOTENCY_KEY_REUSED when the parameters differ.
+func replay(prior *models.RedemptionFlow, fp string, err error) (*models.RedemptionFlow, bool, error) {
+	if err != nil {
+		return nil, false, err
+	}
+	if prior.Fingerprint != fp {
+		return nil, false, ErrIdempotencyKeyReused
+	}
+	return prior, false, nil
+}
+
+// diagnose explains, inside the reserve transaction, why the conditional update
+// matched no row. The update already decided; this only names the reason.
+func diagnose(tx *gorm.DB, campaign *models.Campaign, couponID, storeID, orderAmount int64, now time.Time) (string, error) {
+	var c models.Coupon
+	if err := tx.Take(&c, couponID).Error; err != nil {
+		return "", err
+	}
+	switch {
+	case c.Status == models.CouponExpired:
+		return RejectExpired, nil
+	case c.Status != models.CouponUnused:
+		return RejectNotAvailable, nil
+	case now.Before(c.ValidFrom):
+		return RejectNotYetValid, nil
+	case !now.Before(c.ValidTo):
+		return RejectExpired, nil
+	case orderAmount < campaign.MinSpend:
+		return RejectMinSpendNotMet, nil
+	}
+	if !campaign.AllStores {
+		var n int64
+		if err := tx.Model(&models.CampaignStore{}).Where("campaign_id = ? AND store_id = ?", campaign.ID, storeID).Count(&n).Error; err != nil {
+			return "", err
+		}
+		if n == 0 {
+			return RejectStoreNotEligible, nil
+		}
+	}
+	return RejectNotAvailable, nil
+}
+
+// discountFor is what the coupon takes off an order of orderAmount fen.
+func discountFor(c *models.Campaign, orderAmount int64) int64 {
+	switch c.Type {
+	case models.CampaignCash:
+		return min(c.Value, orderAmount)
+	case models.CampaignDiscount:
+		d := orderAmount * c.Value / 100
+		if c.MaxDiscount > 0 {
+			d = min(d, c.MaxDiscount)
+		}
+		return d
+	default:
+		return c.Value
+	}
+}
+
+// settle confirms a PROCESSING flow with its order: flow SUCCEEDED and coupon
+// REDEEMED in one transaction. won is false when someone else (compensation or a
+// concurrent confirm or cancel) finished the flow first; the flow returned is
+// then the stored final one.
+func (s *Redemptions) settle(ctx context.Context, actor Actor, flow *models.RedemptionFlow, orderRef string) (*models.RedemptionFlow, bool, error) {
+	return s.finish(ctx, actor, flow, models.FlowOutcome{Status: models.FlowSucceeded, OrderRef: &orderRef},
+		models.CouponRedeemed)
+}
+
+// release gives the coupon of a PROCESSING flow back: flow RELEASED and coupon
+// UNUSED in one transaction, with the same race rules as settle.
+func (s *Redemptions) release(ctx context.Context, actor Actor, flow *models.RedemptionFlow, reason string) (*models.RedemptionFlow, bool, error) {
+	return s.finish(ctx, actor, flow, models.FlowOutcome{Status: models.FlowReleased, ReleaseReason: &reason},
+		models.CouponUnused)
+}
+
+var errLostRace = errors.New("flow already finished")
+
+func (s *Redemptions) finish(ctx context.Context, actor Actor, flow *models.RedemptionFlow, out models.FlowOutcome, to models.CouponStatus) (*models.RedemptionFlow, bool, error) {
+	out.Now = s.now()
+	db := s.db.WithContext(ctx)
+	err := db.Transaction(func(tx *gorm.DB) error {
+		ok, err := models.FinishFlow(tx, flow.ID, out)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errLostRace
+		}
+		version, ok, err := models.MoveCoupon(tx, flow.CouponID, flow.RedeemNo, models.CouponRedeeming, to, out.Now)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			// The flow was PROCESSING, so its coupon must be REDEEMING and held
+			// by it; anything else is a broken invariant, never papered over.
+			return fmt.Errorf("coupon %d is not held by processing flow %s", flow.CouponID, flow.RedeemNo)
+		}
+		return recordTransition(tx, flow, models.CouponRedeeming, to, version, actor, out.Now)
+	})
+	if errors.Is(err, errLostRace) {
+		final, err := s.byRedeemNo(db, flow.MerchantID, flow.RedeemNo)
+		return final, false, err
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("finish redemption %s as %s: %w", flow.RedeemNo, out.Status, err)
+	}
+	final := *flow
+	final.Status, final.FinishedAt, final.UpdatedAt, final.Version = out.Status, &out.Now, out.Now, flow.Version+1
+	if out.OrderRef != nil {
+		final.OrderRef = out.OrderRef
+	}
+	final.ReleaseReason = out.ReleaseReason
+	return &final, true, nil
+}
+
+func recordTransition(tx *gorm.DB, flow *models.RedemptionFlow, from, to models.CouponStatus, version int64, actor Actor, now time.Time) error {
+	storeID := flow.StoreID
+	return tx.Create(&models.CouponTransition{MerchantID: flow.MerchantID, CouponID: flow.CouponID, FromStatus: from,
+		ToStatus: to, VersionAfter: version, FlowNo: flow.RedeemNo, Actor: actor.Label(), StoreID: &storeID, CreatedAt: now}).Error
+}
+
+func (s *Redemptions) byRequest(db *gorm.DB, merchantID int64, op models.Operation, requestID string) (*models.RedemptionFlow, error) {
+	var flows []models.RedemptionFlow
+	err := db.Where("merchant_id = ? AND operation = ? AND request_id = ?", merchantID, op, requestID).Limit(1).Find(&flows).Error
+	if err != nil {
+		return nil, fmt.Errorf("find request %s: %w", requestID, err)
+	}
+	if len(flows) == 0 {
+		return nil, nil
+	}
+	return &flows[0], nil
+}
+
+func (s *Redemptions) byRedeemNo(db *gorm.DB, merchantID int64, redeemNo string) (*models.RedemptionFlow, error) {
+	if redeemNo == "" || len(redeemNo) > 64 {
+		return nil, invalidf("redeemNo is required")
+	}
+	var flow models.RedemptionFlow
+	err := db.Where("merchant_id = ? AND redeem_no = ?", merchantID, redeemNo).Take(&flow).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, notFoundf("redemption %s not found", redeemNo)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find redemption %s: %w", redeemNo, err)
+	}
+	return &flow, nil
+}

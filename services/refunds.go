@@ -1,0 +1,156 @@
+package services
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"gorm.io/gorm"
+
+	"coupond/models"
+)
+
+// RefundInput reverses a succeeded redemption (撤销).
+type RefundInput struct {
+	RedeemNo  string
+	RequestID string
+	Reason    string
+	// Reissue issues a replacement coupon of the same campaign, linked to the
+	// refunded one, whose code stays dead.
+	Reissue bool
+}
+
+// Refund moves a REDEEMED coupon to REFUNDED, a terminal state, and records a
+// refund flow; the fulfillment adapter is then told to cancel the order. Clerks
+// may refund at their stores inside the campaign's refund window, administrators
+// at any time. A repeated request id returns the first refund; a redemption that
+// is not SUCCEEDED or already refunded is INVALID_STATE.
+func (s *Redemptions) Refund(ctx context.Context, actor Actor, in RefundInput) (*models.RefundFlow, error) {
+	if err := validateRequestID(in.RequestID); err != nil {
+		return nil, err
+	}
+	if len(in.Reason) > 500 {
+		return nil, invalidf("reason must be at most 500 characters")
+	}
+	if err := actor.require(models.RoleAdmin, models.RoleClerk); err != nil {
+		return nil, err
+	}
+	db := s.db.WithContext(ctx)
+	flow, err := s.byRedeemNo(db, actor.MerchantID, in.RedeemNo)
+	if err != nil {
+		return nil, err
+	}
+	if err := actor.requireStore(flow.StoreID); err != nil {
+		return nil, err
+	}
+	fp := fingerprint("REFUND", in.RedeemNo, strconv.FormatBool(in.Reissue))
+	if prior, err := s.refundByRequest(db, actor.MerchantID, in.RequestID); err != nil || prior != nil {
+		return replayRefund(prior, fp, err)
+	}
+	if flow.Status != models.FlowSucceeded {
+		return nil, fmt.Errorf("refund %s (%s): %w", in.RedeemNo, flow.Status, ErrInvalidState)
+	}
+	campaign, err := s.couponCampaign(db, flow.CouponID)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	if actor.Role == models.RoleClerk && flow.FinishedAt != nil &&
+		now.After(flow.FinishedAt.Add(time.Duration(campaign.RefundWindowMinutes)*time.Minute)) {
+		return nil, ErrRefundWindowClosed
+	}
+	refund := &models.RefundFlow{MerchantID: actor.MerchantID, RefundNo: newFlowNo("RF", now), RequestID: in.RequestID,
+		Fingerprint: fp, RedemptionID: flow.ID, RedeemNo: flow.RedeemNo, CouponID: flow.CouponID, StoreID: flow.StoreID,
+		OperatorID: actor.operatorID(), Status: models.FlowSucceeded, Reason: in.Reason, Amount: flow.DiscountAmount,
+		Reissue: in.Reissue, CreatedAt: now, FinishedAt: &now}
+	err = db.Transaction(func(tx *gorm.DB) error {
+		version, ok, err := models.MoveCoupon(tx, flow.CouponID, flow.RedeemNo, models.CouponRedeemed, models.CouponRefunded, now)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return ErrInvalidState
+		}
+		if in.Reissue {
+			replacement, err := s.campaigns.reissue(tx, flow.CouponID, now)
+			if err != nil {
+				return err
+			}
+			refund.ReissuedCouponID = &replacement.ID
+		}
+		if err := tx.Create(refund).Error; err != nil {
+			return err
+		}
+		storeID := flow.StoreID
+		if err := tx.Create(&models.CouponTransition{MerchantID: flow.MerchantID, CouponID: flow.CouponID,
+			FromStatus: models.CouponRedeemed, ToStatus: models.CouponRefunded, VersionAfter: version,
+			FlowNo: refund.RefundNo, Actor: actor.Label(), StoreID: &storeID, CreatedAt: now}).Error; err != nil {
+			return err
+		}
+		return s.campaigns.audit.record(tx, actor, "redemption.refund", flow.RedeemNo,
+			fmt.Sprintf("refund %s reissue=%t reason=%q", refund.RefundNo, in.Reissue, in.Reason), &in.RequestID)
+	})
+	switch {
+	case errors.Is(err, gorm.ErrDuplicatedKey):
+		prior, ferr := s.refundByRequest(db, actor.MerchantID, in.RequestID)
+		if ferr == nil && prior != nil {
+			return replayRefund(prior, fp, nil)
+		}
+		return nil, fmt.Errorf("refund %s: %w", in.RedeemNo, ErrInvalidState)
+	case errors.Is(err, ErrInvalidState):
+		return nil, fmt.Errorf("refund %s: %w", in.RedeemNo, ErrInvalidState)
+	case err != nil:
+		return nil, fmt.Errorf("refund %s: %w", in.RedeemNo, err)
+	}
+	if flow.Operation == models.OpRedeem {
+		// The coupon is refunded whatever the order system says; a failed cancel
+		// leaves a live order that reconciliation reports.
+		if err := s.fulfiller.Cancel(context.WithoutCancel(ctx), flow.MerchantID, flow.RedeemNo); err != nil {
+			s.log.ErrorContext(ctx, "cancel order of refunded redemption", "redeem_no", flow.RedeemNo, "err", err)
+		}
+	}
+	return refund, nil
+}
+
+func replayRefund(prior *models.RefundFlow, fp string, err error) (*models.RefundFlow, error) {
+	if err != nil {
+		return nil, err
+	}
+	if prior.Fingerprint != fp {
+		return nil, ErrIdempotencyKeyReused
+	}
+	return prior, nil
+}
+
+func (s *Redemptions) refundByRequest(db *gorm.DB, merchantID int64, requestID string) (*models.RefundFlow, error) {
+	var refunds []models.RefundFlow
+	if err := db.Where("merchant_id = ? AND request_id = ?", merchantID, requestID).Limit(1).Find(&refunds).Error; err != nil {
+		return nil, fmt.Errorf("find refund request %s: %w", requestID, err)
+	}
+	if len(refunds) == 0 {
+		return nil, nil
+	}
+	return &refunds[0], nil
+}
+
+func (s *Redemptions) couponCampaign(db *gorm.DB, couponID int64) (*models.Campaign, error) {
+	var c models.Coupon
+	if err := db.Select("campaign_id").Take(&c, couponID).Error; err != nil {
+		return nil, fmt.Errorf("find coupon %d: %w", couponID, err)
+	}
+	return s.campaigns.cached(db, c.CampaignID)
+}
+
+// RefundsOf returns the refunds of the given redemption ids, for the API's
+// batch loaders.
+func (s *Redemptions) RefundsOf(ctx context.Context, actor Actor, redemptionIDs []int64) ([]models.RefundFlow, error) {
+	if err := actor.require(models.RoleAdmin, models.RoleClerk, models.RoleFinance); err != nil {
+		return nil, err
+	}
+	var refunds []models.RefundFlow
+	err := s.db.WithContext(ctx).Where("merchant_id = ? AND redemption_id IN ?", actor.MerchantID, redemptionIDs).
+		Order("id").Find(&refunds).Error
+	return refunds, err
+}

@@ -1,0 +1,102 @@
+package services
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"gorm.io/gorm"
+
+	"coupond/models"
+)
+
+// Stores manages a merchant's shops.
+type Stores struct {
+	db    *gorm.DB
+	now   func() time.Time
+	audit *Audit
+}
+
+// CreateStoreInput names a new store.
+type CreateStoreInput struct {
+	Code string
+	Name string
+}
+
+var storeCodePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$`)
+
+// Create adds a store; administrators only. A code already used by the merchant
+// is a CONFLICT.
+func (s *Stores) Create(ctx context.Context, actor Actor, in CreateStoreInput) (*models.Store, error) {
+	if err := actor.require(models.RoleAdmin); err != nil {
+		return nil, err
+	}
+	in.Code, in.Name = strings.TrimSpace(in.Code), strings.TrimSpace(in.Name)
+	if !storeCodePattern.MatchString(in.Code) {
+		return nil, invalidf("code must be 1 to 32 letters, digits, _ or -, starting with a letter or digit")
+	}
+	if in.Name == "" || utf8.RuneCountInString(in.Name) > 100 {
+		return nil, invalidf("name is required and must be at most 100 characters")
+	}
+	st := &models.Store{MerchantID: actor.MerchantID, Code: in.Code, Name: in.Name, CreatedAt: s.now()}
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(st).Error; err != nil {
+			return err
+		}
+		return s.audit.record(tx, actor, "store.create", fmt.Sprintf("store:%d", st.ID), st.Code, nil)
+	})
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		return nil, conflictf("a store with code %s already exists", in.Code)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create store: %w", err)
+	}
+	return st, nil
+}
+
+// List returns the merchant's stores, newest first; a clerk sees its own stores.
+func (s *Stores) List(ctx context.Context, actor Actor, p PageArgs) (Page[models.Store], error) {
+	if err := actor.require(models.RoleAdmin, models.RoleFinance, models.RoleClerk); err != nil {
+		return Page[models.Store]{}, err
+	}
+	q := s.db.WithContext(ctx).Where("merchant_id = ?", actor.MerchantID)
+	if actor.Role == models.RoleClerk {
+		q = q.Where("id IN ?", actor.StoreIDs)
+	}
+	return paginate[models.Store](q, "stores", p)
+}
+
+// ByIDs returns the merchant's stores among ids, for batch loaders.
+func (s *Stores) ByIDs(ctx context.Context, actor Actor, ids []int64) ([]models.Store, error) {
+	if err := actor.require(models.RoleAdmin, models.RoleFinance, models.RoleClerk); err != nil {
+		return nil, err
+	}
+	var out []models.Store
+	err := s.db.WithContext(ctx).Where("merchant_id = ? AND id IN ?", actor.MerchantID, ids).Find(&out).Error
+	return out, err
+}
+
+// ByCode returns a store of a merchant by its code.
+func (s *Stores) ByCode(ctx context.Context, merchantID int64, code string) (*models.Store, error) {
+	var st models.Store
+	err := s.db.WithContext(ctx).Where("merchant_id = ? AND code = ?", merchantID, code).Take(&st).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, notFoundf("store %s not found", code)
+	}
+	return &st, err
+}
+
+func (s *Stores) mustExist(db *gorm.DB, merchantID, id int64) error {
+	var n int64
+	if err := db.Model(&models.Store{}).Where("merchant_id = ? AND id = ?", merchantID, id).Count(&n).Error; err != nil {
+		return err
+	}
+	if n == 0 {
+		return notFoundf("store %d not found", id)
+	}
+	return nil
+}
