@@ -8,7 +8,8 @@ import (
 
 // Coupon codes are 12 random Crockford base32 symbols (60 bits) followed by a
 // check symbol computed with the Luhn mod N algorithm over the same alphabet,
-// which catches every single-symbol error and every swap of adjacent symbols.
+// which catches every single-symbol error and every swap of adjacent symbols
+// except 0 with Z (the algorithm's one blind spot, as 0 with 9 is for Luhn).
 // The check stays inside the 32-symbol alphabet so a code never needs the
 // punctuation of Crockford's mod-37 check symbols.
 const (
