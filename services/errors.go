@@ -50,9 +50,9 @@ var (
 	// ErrCustomerLimitExceeded is returned when issuing would give a customer
 	// more coupons of a campaign than its per-customer limit.
 	ErrCustomerLimitExceeded = &Error{Code: "CUSTOMER_LIMIT_EXCEEDED", Message: "a customer would exceed the campaign's per-customer limit", Kind: ErrConflict}
-	errForbidden              = &Error{Code: "FORBIDDEN", Message: "your role does not allow this", Kind: ErrForbidden}
-	errStoreForbidden         = &Error{Code: "FORBIDDEN", Message: "you are not allowed to operate at this store", Kind: ErrForbidden}
-	errUnauthenticated        = &Error{Code: "UNAUTHENTICATED", Message: "a valid API token is required", Kind: ErrUnauthenticated}
+	errForbidden             = &Error{Code: "FORBIDDEN", Message: "your role does not allow this", Kind: ErrForbidden}
+	errStoreForbidden        = &Error{Code: "FORBIDDEN", Message: "you are not allowed to operate at this store", Kind: ErrForbidden}
+	errUnauthenticated       = &Error{Code: "UNAUTHENTICATED", Message: "a valid API token is required", Kind: ErrUnauthenticated}
 )
 
 // invalidf returns a BAD_USER_INPUT error with a message for people.

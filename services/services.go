@@ -55,14 +55,14 @@ func New(db *gorm.DB, o Options) *Services {
 	audit := &Audit{db: db, now: o.Now}
 	campaigns := &Campaigns{db: db, now: o.Now, audit: audit}
 	return &Services{
-		DB:          db,
-		Audit:       audit,
-		Campaigns:   campaigns,
-		Coupons:     &Coupons{db: db},
-		Stores:      &Stores{db: db, now: o.Now, audit: audit},
-		Merchants:   &Merchants{db: db, now: o.Now},
-		Tokens:      &Tokens{db: db, now: o.Now, audit: audit},
-		Fulfiller:   o.Fulfiller,
+		DB:        db,
+		Audit:     audit,
+		Campaigns: campaigns,
+		Coupons:   &Coupons{db: db},
+		Stores:    &Stores{db: db, now: o.Now, audit: audit},
+		Merchants: &Merchants{db: db, now: o.Now},
+		Tokens:    &Tokens{db: db, now: o.Now, audit: audit},
+		Fulfiller: o.Fulfiller,
 		Redemptions: &Redemptions{db: db, now: o.Now, holdTimeout: o.HoldTimeout, fulfilTimeout: o.FulfilTimeout,
 			fulfiller: o.Fulfiller, campaigns: campaigns, log: o.Logger},
 	}
