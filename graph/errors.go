@@ -1,0 +1,95 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"coupond/services"
+)
+
+// Error codes that do not come from a service error.
+const (
+	codeBadUserInput = "BAD_USER_INPUT"
+	codeInternal     = "INTERNAL"
+	codeNotFound     = "NOT_FOUND"
+)
+
+// categoryCodes maps a service error category to its code when an error carries
+// no code of its own. This is the one table of service errors to client codes;
+// *services.Error values bring their own code.
+var categoryCodes = []struct {
+	err  error
+	code string
+}{
+	{services.ErrUnauthenticated, "UNAUTHENTICATED"},
+	{services.ErrForbidden, "FORBIDDEN"},
+	{services.ErrInvalidInput, codeBadUserInput},
+	{services.ErrNotFound, codeNotFound},
+	{services.ErrConflict, "CONFLICT"},
+}
+
+// internalMessage is all a client learns of an unexpected error.
+const internalMessage = "internal error; the server logged the details"
+
+// presentError turns every error of a resolver into a client error with a
+// stable code in extensions.code. Service errors keep their code and message;
+// errors of gqlgen's own input coercion are BAD_USER_INPUT; anything else is
+// logged once and shown as INTERNAL with a masked message.
+func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
+	return func(ctx context.Context, err error) *gqlerror.Error {
+		out := &gqlerror.Error{Path: graphql.GetPath(ctx), Extensions: map[string]any{}}
+		var se *services.Error
+		var ge *gqlerror.Error
+		switch {
+		case errors.As(err, &se):
+			out.Message, out.Extensions["code"] = se.Message, se.Code
+		case codeOfCategory(err) != "":
+			out.Message, out.Extensions["code"] = err.Error(), codeOfCategory(err)
+		case errors.As(err, &ge):
+			// gqlgen's own errors: coercion of arguments and variables. Resolvers
+			// never return gqlerror values, so these are always about the input.
+			out.Message, out.Locations, out.Rule = ge.Message, ge.Locations, ge.Rule
+			if len(ge.Path) > 0 {
+				out.Path = ge.Path
+			}
+			out.Extensions["code"] = codeBadUserInput
+			for k, v := range ge.Extensions {
+				out.Extensions[k] = v
+			}
+		case errors.Is(err, context.Canceled):
+			out.Message, out.Extensions["code"] = "the request was cancelled", "CANCELLED"
+		default:
+			op := ""
+			if oc := graphql.GetOperationContext(ctx); oc != nil {
+				op = oc.OperationName
+			}
+			log.ErrorContext(ctx, "internal error", "err", err, "path", out.Path.String(), "operation", op)
+			out.Message, out.Extensions["code"] = internalMessage, codeInternal
+		}
+		return out
+	}
+}
+
+func codeOfCategory(err error) string {
+	for _, c := range categoryCodes {
+		if errors.Is(err, c.err) {
+			return c.code
+		}
+	}
+	return ""
+}
+
+// recoverPanic turns a resolver panic into an INTERNAL error and logs it with
+// its stack.
+func recoverPanic(log *slog.Logger) graphql.RecoverFunc {
+	return func(ctx context.Context, p any) error {
+		log.ErrorContext(ctx, "panic in resolver", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		return errors.New("panic")
+	}
+}

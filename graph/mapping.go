@@ -1,0 +1,53 @@
+package graph
+
+import (
+	"coupond/graph/model"
+	"coupond/models"
+	"coupond/services"
+)
+
+func pageArgs(first *int64, after *string) services.PageArgs {
+	var p services.PageArgs
+	if first != nil {
+		p.First = int(min(max(*first, -1), services.MaxPageSize+1))
+	}
+	if after != nil {
+		p.After = *after
+	}
+	return p
+}
+
+func pageInfo[T any](page services.Page[T], id func(*T) int64) *model.PageInfo {
+	pi := &model.PageInfo{HasNextPage: page.HasNextPage}
+	if n := len(page.Items); n > 0 {
+		c := services.EncodeCursor(id(&page.Items[n-1]))
+		pi.EndCursor = &c
+	}
+	return pi
+}
+
+// edges maps a page's rows to GraphQL edges.
+func edges[T any, E any](page services.Page[T], id func(*T) int64, edge func(cursor string, node *T) E) []E {
+	out := make([]E, len(page.Items))
+	for i := range page.Items {
+		out[i] = edge(services.EncodeCursor(id(&page.Items[i])), &page.Items[i])
+	}
+	return out
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+func couponID(c *models.Coupon) int64       { return c.ID }
+func storeID(s *models.Store) int64         { return s.ID }
+func campaignID(c *models.Campaign) int64   { return c.ID }
+func flowID(f *models.RedemptionFlow) int64 { return f.ID }
+
+func redeemInput(in model.RedeemCouponInput) services.RedeemInput {
+	return services.RedeemInput{Code: in.Code, StoreID: in.StoreID, RequestID: in.RequestID, OrderAmount: in.OrderAmount}
+}

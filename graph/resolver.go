@@ -1,0 +1,18 @@
+// Package graph is coupond's GraphQL transport: the schema, thin resolvers that
+// map input, call one service method and map the result, the error presenter and
+// the HTTP handler.
+package graph
+
+//go:generate go tool gqlgen generate --config ../gqlgen.yml
+
+import (
+	"log/slog"
+
+	"coupond/services"
+)
+
+// Resolver is the dependency-injection root of the resolvers.
+type Resolver struct {
+	Svc *services.Services
+	Log *slog.Logger
+}

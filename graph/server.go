@@ -1,0 +1,113 @@
+package graph
+
+import (
+	"encoding/json"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"coupond/graph/generated"
+	"coupond/services"
+)
+
+// Options configures the GraphQL handler.
+type Options struct {
+	// Introspection enables schema introspection (off in production).
+	Introspection bool
+	// MaxBodyBytes caps a request body; 0 means 1 MiB.
+	MaxBodyBytes int64
+	// ComplexityLimit caps a query's complexity; 0 means 500.
+	ComplexityLimit int
+	Logger          *slog.Logger
+}
+
+// NewHandler returns the GraphQL-over-HTTP handler for /graphql: POST with a
+// JSON body for queries and mutations, GET for queries only. It authenticates
+// the bearer token of every request and gives each request its own loaders.
+func NewHandler(svc *services.Services, o Options) http.Handler {
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = 1 << 20
+	}
+	if o.ComplexityLimit == 0 {
+		o.ComplexityLimit = 500
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	cfg := generated.Config{Resolvers: &Resolver{Svc: svc, Log: o.Logger}}
+	srv := handler.New(generated.NewExecutableSchema(cfg))
+	srv.AddTransport(transport.Options{})
+	srv.AddTransport(transport.GET{})
+	srv.AddTransport(transport.POST{})
+	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	if o.Introspection {
+		srv.Use(extension.Introspection{})
+	}
+	srv.Use(extension.FixedComplexityLimit(o.ComplexityLimit))
+	srv.SetErrorPresenter(presentError(o.Logger))
+	srv.SetRecoverFunc(recoverPanic(o.Logger))
+
+	var h http.Handler = srv
+	h = withLoaders(svc, h)
+	h = authenticate(svc, h)
+	return limitBody(o.MaxBodyBytes, h)
+}
+
+// limitBody caps the request body and refuses POST bodies that are not JSON,
+// before anything is parsed.
+func limitBody(max int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+			if mt != "application/json" && mt != "application/graphql-response+json" {
+				writeHTTPError(w, http.StatusUnsupportedMediaType, codeBadUserInput, "POST bodies must be application/json")
+				return
+			}
+			if r.ContentLength > max {
+				writeHTTPError(w, http.StatusRequestEntityTooLarge, codeBadUserInput, "request body too large")
+				return
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, max)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// authenticate resolves the bearer token into the request's actor. A request
+// without a valid token runs with no actor, and every service refuses it with
+// UNAUTHENTICATED, so the answer is a GraphQL error with a code rather than a
+// bare HTTP status.
+func authenticate(svc *services.Services, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if token, ok := BearerToken(r); ok {
+			if actor, err := svc.Tokens.Authenticate(r.Context(), token); err == nil {
+				r = r.WithContext(services.WithActor(r.Context(), actor))
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// BearerToken returns the token of an "Authorization: Bearer <token>" header.
+func BearerToken(r *http.Request) (string, bool) {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return "", false
+	}
+	return strings.TrimSpace(token), true
+}
+
+func writeHTTPError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"errors": []any{map[string]any{"message": msg, "extensions": map[string]string{"code": code}}},
+	})
+}
