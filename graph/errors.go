@@ -45,15 +45,24 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		out := &gqlerror.Error{Path: graphql.GetPath(ctx), Extensions: map[string]any{}}
 		var se *services.Error
+		var re *resolverError
 		var ge *gqlerror.Error
 		switch {
 		case errors.As(err, &se):
 			out.Message, out.Extensions["code"] = se.Message, se.Code
 		case codeOfCategory(err) != "":
 			out.Message, out.Extensions["code"] = err.Error(), codeOfCategory(err)
+		case errors.Is(err, context.Canceled):
+			out.Message, out.Extensions["code"] = "the request was cancelled", "CANCELLED"
+		case errors.As(err, &re):
+			op := ""
+			if oc := graphql.GetOperationContext(ctx); oc != nil {
+				op = oc.OperationName
+			}
+			log.ErrorContext(ctx, "internal error", "err", re.err, "path", out.Path.String(), "operation", op)
+			out.Message, out.Extensions["code"] = internalMessage, codeInternal
 		case errors.As(err, &ge):
-			// gqlgen's own errors: coercion of arguments and variables. Resolvers
-			// never return gqlerror values, so these are always about the input.
+			// Not from a resolver: gqlgen's coercion of arguments and variables.
 			out.Message, out.Locations, out.Rule = ge.Message, ge.Locations, ge.Rule
 			if len(ge.Path) > 0 {
 				out.Path = ge.Path
@@ -62,14 +71,8 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			for k, v := range ge.Extensions {
 				out.Extensions[k] = v
 			}
-		case errors.Is(err, context.Canceled):
-			out.Message, out.Extensions["code"] = "the request was cancelled", "CANCELLED"
 		default:
-			op := ""
-			if oc := graphql.GetOperationContext(ctx); oc != nil {
-				op = oc.OperationName
-			}
-			log.ErrorContext(ctx, "internal error", "err", err, "path", out.Path.String(), "operation", op)
+			log.ErrorContext(ctx, "internal error", "err", err, "path", out.Path.String())
 			out.Message, out.Extensions["code"] = internalMessage, codeInternal
 		}
 		return out
@@ -85,11 +88,27 @@ func codeOfCategory(err error) string {
 	return ""
 }
 
+// resolverError marks an error returned by a resolver, so the presenter can tell
+// it from gqlgen's own input errors: gqlgen wraps both in the same type.
+type resolverError struct{ err error }
+
+func (e *resolverError) Error() string { return e.err.Error() }
+func (e *resolverError) Unwrap() error { return e.err }
+
+// markResolverErrors is a field middleware that tags what resolvers return.
+func markResolverErrors(ctx context.Context, next graphql.Resolver) (any, error) {
+	res, err := next(ctx)
+	if err != nil {
+		return res, &resolverError{err: err}
+	}
+	return res, nil
+}
+
 // recoverPanic turns a resolver panic into an INTERNAL error and logs it with
 // its stack.
 func recoverPanic(log *slog.Logger) graphql.RecoverFunc {
 	return func(ctx context.Context, p any) error {
 		log.ErrorContext(ctx, "panic in resolver", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-		return errors.New("panic")
+		return &resolverError{err: fmt.Errorf("panic: %v", p)}
 	}
 }

@@ -49,8 +49,11 @@ func NewHandler(svc *services.Services, o Options) http.Handler {
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	if o.Introspection {
 		srv.Use(extension.Introspection{})
+	} else {
+		srv.Use(noIntrospection{})
 	}
 	srv.Use(extension.FixedComplexityLimit(o.ComplexityLimit))
+	srv.AroundFields(markResolverErrors)
 	srv.SetErrorPresenter(presentError(o.Logger))
 	srv.SetRecoverFunc(recoverPanic(o.Logger))
 

@@ -1,0 +1,408 @@
+package graph_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"coupond/graph"
+	"coupond/internal/testdb"
+	"coupond/models"
+	"coupond/services"
+)
+
+// api is the real GraphQL handler over a real database, with tokens for each role.
+type api struct {
+	t       *testing.T
+	db      *gorm.DB
+	h       http.Handler
+	svc     *services.Services
+	admin   string
+	finance string
+}
+
+func newAPI(t *testing.T, db *gorm.DB, o graph.Options) *api {
+	t.Helper()
+	ctx := context.Background()
+	svc := services.New(db, services.Options{})
+	m, err := svc.Merchants.Create(ctx, "acme", "Acme", "")
+	must(t, err)
+	a := &api{t: t, db: db, svc: svc, h: graph.NewHandler(svc, o)}
+	a.admin, _, err = svc.Tokens.Create(ctx, services.CreateTokenInput{MerchantID: m.ID, Role: models.RoleAdmin})
+	must(t, err)
+	a.finance, _, err = svc.Tokens.Create(ctx, services.CreateTokenInput{MerchantID: m.ID, Role: models.RoleFinance})
+	must(t, err)
+	return a
+}
+
+func (a *api) clerk(stores ...string) string {
+	a.t.Helper()
+	m, err := a.svc.Merchants.ByCode(context.Background(), "acme")
+	must(a.t, err)
+	tok, _, err := a.svc.Tokens.Create(context.Background(), services.CreateTokenInput{MerchantID: m.ID, Role: models.RoleClerk, StoreCodes: stores})
+	must(a.t, err)
+	return tok
+}
+
+// post runs a GraphQL request as token through the real handler and returns
+// the decoded data and the error codes. gqlgen's test client is not used
+// because it refuses to decode the 4xx answers whose codes these tests assert.
+func (a *api) post(token, query string, vars map[string]any, data any) ([]string, error) {
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	r := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(string(body)))
+	r.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		r.Header.Set("Authorization", "Bearer "+token)
+	}
+	w := httptest.NewRecorder()
+	a.h.ServeHTTP(w, r)
+	if w.Code >= 500 {
+		return nil, fmt.Errorf("http %d: %s", w.Code, w.Body.String())
+	}
+	var resp struct {
+		Data   json.RawMessage `json:"data"`
+		Errors []struct {
+			Message    string         `json:"message"`
+			Extensions map[string]any `json:"extensions"`
+		} `json:"errors"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &resp); err != nil {
+		return nil, fmt.Errorf("decode %q: %w", w.Body.String(), err)
+	}
+	if data != nil && len(resp.Data) > 0 && string(resp.Data) != "null" {
+		if err := json.Unmarshal(resp.Data, data); err != nil {
+			return nil, err
+		}
+	}
+	codes := make([]string, 0, len(resp.Errors))
+	for _, e := range resp.Errors {
+		code, _ := e.Extensions["code"].(string)
+		codes = append(codes, code)
+		for _, leak := range []string{"SQL", "sql:", "gorm", "pgx", "sqlite", "*models.", "goroutine", "panic"} {
+			if strings.Contains(e.Message, leak) {
+				return codes, fmt.Errorf("error message leaks %q: %s", leak, e.Message)
+			}
+		}
+	}
+	return codes, nil
+}
+
+// do runs a request and returns its error codes, failing t on a transport error.
+func (a *api) do(t testing.TB, token, query string, vars map[string]any, data any) []string {
+	t.Helper()
+	codes, err := a.post(token, query, vars, data)
+	must(t, err)
+	return codes
+}
+
+// mustDo runs a request that must not fail.
+func (a *api) mustDo(t testing.TB, token, query string, vars map[string]any, data any) {
+	t.Helper()
+	if codes := a.do(t, token, query, vars, data); len(codes) > 0 {
+		t.Fatalf("unexpected errors %v for %s", codes, query)
+	}
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+const (
+	createStore    = `mutation($in: CreateStoreInput!) { createStore(input: $in) { id code } }`
+	createCampaign = `mutation($in: CreateCampaignInput!) { createCampaign(input: $in) { id issued } }`
+	issueCoupons   = `mutation($in: IssueCouponsInput!) { issueCoupons(input: $in) { issued codes campaign { issued } } }`
+	redeemCoupon   = `mutation($in: RedeemCouponInput!) { redeemCoupon(input: $in) {
+		redeemNo requestId status rejectReason discountAmount orderRef coupon { code status version } store { code } } }`
+	reserveCoupon = `mutation($in: RedeemCouponInput!) { reserveCoupon(input: $in) { redeemNo status holdUntil } }`
+	confirm       = `mutation($in: ConfirmRedemptionInput!) { confirmRedemption(input: $in) { redeemNo status orderRef } }`
+	cancel        = `mutation($in: CancelRedemptionInput!) { cancelRedemption(input: $in) { redeemNo status releaseReason } }`
+	refund        = `mutation($in: RefundRedemptionInput!) { refundRedemption(input: $in) {
+		refundNo requestId status redemption { redeemNo coupon { status version } } reissuedCoupon { code status } } }`
+)
+
+type redemption struct {
+	RedeemNo       string  `json:"redeemNo"`
+	RequestID      string  `json:"requestId"`
+	Status         string  `json:"status"`
+	RejectReason   *string `json:"rejectReason"`
+	DiscountAmount int64   `json:"discountAmount"`
+	OrderRef       *string `json:"orderRef"`
+	Coupon         struct {
+		Code    string `json:"code"`
+		Status  string `json:"status"`
+		Version int64  `json:"version"`
+	} `json:"coupon"`
+}
+
+// setup creates a store and a campaign and issues n coupons over GraphQL.
+func (a *api) setup(n int) (storeID string, codes []string) {
+	a.t.Helper()
+	t := a.t
+	var st struct{ CreateStore struct{ ID string } }
+	a.mustDo(t, a.admin, createStore, map[string]any{"in": map[string]any{"code": "SH01", "name": "Shanghai 1"}}, &st)
+	var camp struct{ CreateCampaign struct{ ID string } }
+	now := time.Now().UTC()
+	a.mustDo(t, a.admin, createCampaign, map[string]any{"in": map[string]any{"name": "Ten off", "type": "CASH", "value": 1000,
+		"minSpend": 2000, "validFrom": now.Add(-time.Hour).Format(time.RFC3339), "validTo": now.Add(24 * time.Hour).Format(time.RFC3339),
+		"totalQuantity": 1000}}, &camp)
+	var iss struct {
+		IssueCoupons struct {
+			Issued   int64
+			Codes    []string
+			Campaign struct{ Issued int64 }
+		}
+	}
+	a.mustDo(t, a.admin, issueCoupons, map[string]any{"in": map[string]any{"campaignId": camp.CreateCampaign.ID, "count": n}}, &iss)
+	if iss.IssueCoupons.Issued != int64(n) || len(iss.IssueCoupons.Codes) != n || iss.IssueCoupons.Campaign.Issued != int64(n) {
+		a.t.Fatalf("issued %+v", iss.IssueCoupons)
+	}
+	return st.CreateStore.ID, iss.IssueCoupons.Codes
+}
+
+func redeemVars(code, storeID, requestID string, amount int) map[string]any {
+	return map[string]any{"in": map[string]any{"code": code, "storeId": storeID, "requestId": requestID, "orderAmount": amount}}
+}
+
+// A client following the README: concurrent redeems of one coupon over the real
+// handler give exactly one SUCCEEDED; a replayed request id gives the same
+// redeemNo; the refund kills the code and reissues a working one.
+func TestRedeemOverGraphQL(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		a := newAPI(t, db, graph.Options{})
+		storeID, codes := a.setup(2)
+		clerk := a.clerk("SH01")
+		n := 100
+		if models.DialectOfDB(db) == models.SQLite {
+			n = 50
+		}
+		results := make([]redemption, n)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				var out struct{ RedeemCoupon redemption }
+				codes, err := a.post(clerk, redeemCoupon, redeemVars(strings.ToLower(codes[0]), storeID, fmt.Sprintf("scan-%d", i), 5000), &out)
+				if err != nil || len(codes) > 0 {
+					t.Errorf("redeem %d: %v %v", i, codes, err)
+				}
+				results[i] = out.RedeemCoupon
+			}()
+		}
+		close(start)
+		wg.Wait()
+		var winner redemption
+		succeeded := 0
+		for _, r := range results {
+			switch r.Status {
+			case "SUCCEEDED":
+				succeeded++
+				winner = r
+			case "REJECTED":
+				if r.RejectReason == nil || *r.RejectReason != "COUPON_NOT_AVAILABLE" {
+					t.Fatalf("reject reason %v", r.RejectReason)
+				}
+			default:
+				t.Fatalf("status %s", r.Status)
+			}
+		}
+		if succeeded != 1 {
+			t.Fatalf("%d SUCCEEDED, want 1", succeeded)
+		}
+		if winner.DiscountAmount != 1000 || winner.OrderRef == nil || winner.Coupon.Status != "REDEEMED" || winner.Coupon.Version != 2 {
+			t.Fatalf("winner %+v", winner)
+		}
+		// Replaying the winner's request id returns the same redemption.
+		var again struct{ RedeemCoupon redemption }
+		a.mustDo(t, clerk, redeemCoupon, redeemVars(codes[0], storeID, winner.RequestID, 5000), &again)
+		if again.RedeemCoupon.RedeemNo != winner.RedeemNo || again.RedeemCoupon.Status != "SUCCEEDED" {
+			t.Fatalf("replay %+v, want %s", again.RedeemCoupon, winner.RedeemNo)
+		}
+		// Refund with reissue.
+		var rf struct {
+			RefundRedemption struct {
+				Status     string
+				Redemption struct {
+					Coupon struct {
+						Status  string
+						Version int64
+					}
+				}
+				ReissuedCoupon *struct{ Code, Status string }
+			}
+		}
+		a.mustDo(t, clerk, refund, map[string]any{"in": map[string]any{"redeemNo": winner.RedeemNo, "requestId": "refund-1",
+			"reason": "wrong dish", "reissue": true}}, &rf)
+		r := rf.RefundRedemption
+		if r.Status != "SUCCEEDED" || r.Redemption.Coupon.Status != "REFUNDED" || r.Redemption.Coupon.Version != 3 ||
+			r.ReissuedCoupon == nil || r.ReissuedCoupon.Status != "UNUSED" {
+			t.Fatalf("refund %+v", r)
+		}
+		var dead struct{ RedeemCoupon redemption }
+		a.mustDo(t, clerk, redeemCoupon, redeemVars(codes[0], storeID, "after-refund", 5000), &dead)
+		if dead.RedeemCoupon.Status != "REJECTED" {
+			t.Fatalf("refunded code redeemed: %s", dead.RedeemCoupon.Status)
+		}
+		var fresh struct{ RedeemCoupon redemption }
+		a.mustDo(t, clerk, redeemCoupon, redeemVars(r.ReissuedCoupon.Code, storeID, "replacement", 5000), &fresh)
+		if fresh.RedeemCoupon.Status != "SUCCEEDED" {
+			t.Fatalf("replacement %s", fresh.RedeemCoupon.Status)
+		}
+	})
+}
+
+func TestTwoPhaseOverGraphQL(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		a := newAPI(t, db, graph.Options{})
+		storeID, codes := a.setup(2)
+		clerk := a.clerk("SH01")
+		var res struct {
+			ReserveCoupon struct{ RedeemNo, Status, HoldUntil string }
+		}
+		a.mustDo(t, clerk, reserveCoupon, redeemVars(codes[0], storeID, "mp-1", 5000), &res)
+		if res.ReserveCoupon.Status != "PROCESSING" || res.ReserveCoupon.HoldUntil == "" {
+			t.Fatalf("reserve %+v", res.ReserveCoupon)
+		}
+		var conf struct {
+			ConfirmRedemption struct{ Status, OrderRef string }
+		}
+		a.mustDo(t, clerk, confirm, map[string]any{"in": map[string]any{"redeemNo": res.ReserveCoupon.RedeemNo, "orderRef": "POS-9"}}, &conf)
+		if conf.ConfirmRedemption.Status != "SUCCEEDED" || conf.ConfirmRedemption.OrderRef != "POS-9" {
+			t.Fatalf("confirm %+v", conf.ConfirmRedemption)
+		}
+		a.mustDo(t, clerk, reserveCoupon, redeemVars(codes[1], storeID, "mp-2", 5000), &res)
+		var can struct {
+			CancelRedemption struct{ Status, ReleaseReason string }
+		}
+		a.mustDo(t, clerk, cancel, map[string]any{"in": map[string]any{"redeemNo": res.ReserveCoupon.RedeemNo, "reason": "left"}}, &can)
+		if can.CancelRedemption.Status != "RELEASED" || can.CancelRedemption.ReleaseReason != "CANCELLED" {
+			t.Fatalf("cancel %+v", can.CancelRedemption)
+		}
+		codes2 := a.do(t, clerk, confirm, map[string]any{"in": map[string]any{"redeemNo": res.ReserveCoupon.RedeemNo, "orderRef": "POS-10"}}, nil)
+		if len(codes2) != 1 || codes2[0] != "INVALID_STATE" {
+			t.Fatalf("confirm after cancel: %v, want INVALID_STATE", codes2)
+		}
+	})
+}
+
+func TestErrorCodes(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		a := newAPI(t, db, graph.Options{})
+		storeID, codes := a.setup(3)
+		clerk := a.clerk("SH01")
+		var other struct{ CreateStore struct{ ID string } }
+		a.mustDo(t, a.admin, createStore, map[string]any{"in": map[string]any{"code": "BJ01", "name": "Beijing"}}, &other)
+		a.mustDo(t, clerk, redeemCoupon, redeemVars(codes[0], storeID, "used-once", 5000), nil)
+		var res struct{ ReserveCoupon struct{ RedeemNo string } }
+		a.mustDo(t, clerk, reserveCoupon, redeemVars(codes[1], storeID, "held", 5000), &res)
+		a.mustDo(t, clerk, cancel, map[string]any{"in": map[string]any{"redeemNo": res.ReserveCoupon.RedeemNo}}, nil)
+
+		tests := []struct {
+			name  string
+			token string
+			query string
+			vars  map[string]any
+			want  string
+		}{
+			{"no token", "", `{ coupons { edges { cursor } } }`, nil, "UNAUTHENTICATED"},
+			{"unknown token", "cpd_nope", `{ stores { edges { cursor } } }`, nil, "UNAUTHENTICATED"},
+			{"clerk creating a campaign", clerk, createStore, map[string]any{"in": map[string]any{"code": "X1", "name": "x"}}, "FORBIDDEN"},
+			{"clerk at another store", clerk, redeemCoupon, redeemVars(codes[2], other.CreateStore.ID, "r-1", 5000), "FORBIDDEN"},
+			{"finance redeeming", a.finance, redeemCoupon, redeemVars(codes[2], storeID, "r-2", 5000), "FORBIDDEN"},
+			{"unknown code", clerk, redeemCoupon, redeemVars(services.NewCouponCode(), storeID, "r-3", 5000), "COUPON_NOT_FOUND"},
+			{"mistyped code", clerk, redeemCoupon, redeemVars(codes[2][:12]+"!", storeID, "r-4", 5000), "BAD_USER_INPUT"},
+			{"bad request id", clerk, redeemCoupon, redeemVars(codes[2], storeID, "has space", 5000), "BAD_USER_INPUT"},
+			{"negative amount", clerk, redeemCoupon, redeemVars(codes[2], storeID, "r-5", -1), "BAD_USER_INPUT"},
+			{"invalid ID", clerk, redeemCoupon, redeemVars(codes[2], "abc", "r-6", 5000), "BAD_USER_INPUT"},
+			{"missing input field", clerk, `mutation { redeemCoupon(input: {code: "x"}) { status } }`, nil, "GRAPHQL_VALIDATION_FAILED"},
+			{"reused request id", clerk, redeemCoupon, redeemVars(codes[2], storeID, "used-once", 5000), "IDEMPOTENCY_KEY_REUSED"},
+			{"confirm of cancelled", clerk, confirm, map[string]any{"in": map[string]any{"redeemNo": res.ReserveCoupon.RedeemNo, "orderRef": "P"}}, "INVALID_STATE"},
+			{"unknown redemption", a.admin, confirm, map[string]any{"in": map[string]any{"redeemNo": "RD0000", "orderRef": "P"}}, "NOT_FOUND"},
+			{"duplicate store code", a.admin, createStore, map[string]any{"in": map[string]any{"code": "SH01", "name": "again"}}, "CONFLICT"},
+			{"page too large", a.admin, `{ coupons(first: 1000) { edges { cursor } } }`, nil, "BAD_USER_INPUT"},
+			{"bad cursor", a.admin, `{ coupons(after: "zzz") { edges { cursor } } }`, nil, "BAD_USER_INPUT"},
+			{"introspection disabled", a.admin, `{ __schema { types { name } } }`, nil, "GRAPHQL_VALIDATION_FAILED"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				flows := count(t, db, &models.RedemptionFlow{})
+				got := a.do(t, tt.token, tt.query, tt.vars, nil)
+				if len(got) == 0 || got[0] != tt.want {
+					t.Fatalf("codes %v, want %s", got, tt.want)
+				}
+				if after := count(t, db, &models.RedemptionFlow{}); after != flows {
+					t.Fatalf("a refused request wrote %d flows", after-flows)
+				}
+			})
+		}
+	})
+}
+
+func count(t *testing.T, db *gorm.DB, model any) int64 {
+	var n int64
+	must(t, db.Model(model).Count(&n).Error)
+	return n
+}
+
+// An unexpected failure is INTERNAL with a masked message.
+func TestInternalErrorsAreMasked(t *testing.T) {
+	db := testdb.SQLite(t)
+	a := newAPI(t, db, graph.Options{})
+	must(t, db.Exec("DROP TABLE audit_events").Error)
+	codes := a.do(t, a.admin, createStore, map[string]any{"in": map[string]any{"code": "S1", "name": "s"}}, nil)
+	if len(codes) != 1 || codes[0] != "INTERNAL" {
+		t.Fatalf("codes %v, want INTERNAL", codes)
+	}
+}
+
+func TestHTTPRules(t *testing.T) {
+	db := testdb.SQLite(t)
+	a := newAPI(t, db, graph.Options{MaxBodyBytes: 4096})
+	send := func(method, contentType, body string) *httptest.ResponseRecorder {
+		var r *http.Request
+		if method == http.MethodGet {
+			r = httptest.NewRequest(method, "/graphql?query="+body, nil)
+		} else {
+			r = httptest.NewRequest(method, "/graphql", strings.NewReader(body))
+			r.Header.Set("Content-Type", contentType)
+		}
+		r.Header.Set("Authorization", "Bearer "+a.admin)
+		w := httptest.NewRecorder()
+		a.h.ServeHTTP(w, r)
+		return w
+	}
+	tests := []struct {
+		name, method, contentType, body string
+		wantStatus                      int
+		wantBody                        string
+	}{
+		{"GET query", http.MethodGet, "", "%7B%20viewer%20%7B%20role%20%7D%20%7D", 200, `"role":"ADMIN"`},
+		{"GET mutation refused", http.MethodGet, "", "mutation%20%7B%20createStore(input%3A%7Bcode%3A%22A%22%2Cname%3A%22a%22%7D)%20%7B%20id%20%7D%20%7D", 406, "GET requests only allow query operations"},
+		{"form post refused", http.MethodPost, "application/x-www-form-urlencoded", "query=%7B%7D", 415, "application/json"},
+		{"body too large", http.MethodPost, "application/json", `{"query":"` + strings.Repeat(" ", 5000) + `{ viewer { role } }"}`, 413, "too large"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := send(tt.method, tt.contentType, tt.body)
+			if w.Code != tt.wantStatus || !strings.Contains(w.Body.String(), tt.wantBody) {
+				t.Fatalf("got %d %s, want %d containing %q", w.Code, w.Body.String(), tt.wantStatus, tt.wantBody)
+			}
+		})
+	}
+	if n := count(t, db, &models.Store{}); n != 0 {
+		t.Fatalf("a refused request created %d stores", n)
+	}
+}

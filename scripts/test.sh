@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Runs coupond's whole test suite: generated code is fresh, vet is clean, and
+# every Go test passes with the race detector on SQLite and on PostgreSQL;
+# then the console's checks (unit tests, build freshness, end-to-end in
+# headless Chromium). PostgreSQL comes from TEST_DATABASE_URL, default the
+# local server; it is started here when it is installed but down.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export TEST_DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test?sslmode=disable}"
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "PostgreSQL"
+if command -v pg_isready >/dev/null && ! pg_isready -h 127.0.0.1 -p 5432 -q; then
+  if command -v pg_ctlcluster >/dev/null; then
+    pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | sort -V | tail -1)" main start
+    for _ in $(seq 1 30); do pg_isready -h 127.0.0.1 -p 5432 -q && break; sleep 1; done
+  fi
+fi
+if command -v psql >/dev/null && pg_isready -h 127.0.0.1 -p 5432 -q; then
+  psql -h 127.0.0.1 -U postgres -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'test'" | grep -q 1 \
+    || psql -h 127.0.0.1 -U postgres -d postgres -c "CREATE DATABASE test" >/dev/null
+  echo "using $TEST_DATABASE_URL"
+fi
+
+step "generated GraphQL code is fresh"
+go tool gqlgen generate --config gqlgen.yml
+if [ -n "$(git status --porcelain -- graph gqlgen.yml)" ]; then
+  git status --porcelain -- graph
+  git --no-pager diff --stat -- graph
+  echo "graph/ is stale: run 'go generate ./graph' and commit the result" >&2
+  exit 1
+fi
+
+step "gofmt and go vet"
+unformatted=$(gofmt -l $(git ls-files '*.go'))
+if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted" >&2; exit 1; fi
+go vet ./...
+
+step "go test -race (SQLite and PostgreSQL)"
+go test -race -count=1 -timeout 10m ./...
+
+if [ -x web/scripts/ci.sh ]; then
+  step "web console"
+  web/scripts/ci.sh
+fi
