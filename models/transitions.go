@@ -65,10 +65,16 @@ type FlowOutcome struct {
 
 // FinishFlow moves a redemption flow from PROCESSING to its final status. It
 // reports false when the flow had already left PROCESSING (another actor, such
-// as the compensation job, finished it first).
+// as the compensation job, finished it first), and for SUCCEEDED also when
+// compensation has fenced the flow (see FenceFlow): a fenced flow can only be
+// released.
 func FinishFlow(tx *gorm.DB, flowID int64, o FlowOutcome) (bool, error) {
+	where := "id = ? AND status = 'PROCESSING'"
+	if o.Status == FlowSucceeded {
+		where += " AND fenced_at IS NULL"
+	}
 	res := tx.Exec(`UPDATE redemption_flows SET status = ?, order_ref = COALESCE(?, order_ref), release_reason = ?,
-  finished_at = ?, updated_at = ?, version = version + 1 WHERE id = ? AND status = 'PROCESSING'`,
+  finished_at = ?, updated_at = ?, version = version + 1 WHERE `+where,
 		string(o.Status), o.OrderRef, o.ReleaseReason, o.Now, o.Now, flowID)
 	return res.RowsAffected == 1, res.Error
 }
