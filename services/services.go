@@ -20,6 +20,18 @@ type Options struct {
 	Fulfiller Fulfiller
 	// Logger receives the services' logs; nil discards them.
 	Logger *slog.Logger
+	// CompensateEvery is the compensation job's interval; reconciliation
+	// reports a coupon REDEEMING past its hold deadline plus this. Default 30 s.
+	CompensateEvery time.Duration
+	// LookupFailuresBeforeFinding is how many failed tries of compensation at
+	// the adapter open a LOOKUP_FAILING finding. Default 5.
+	LookupFailuresBeforeFinding int
+	// ExternalOrders says orders live outside coupond's database (an adapter
+	// other than the builtin one), so reconciliation skips its order checks.
+	// It is implied for the webhook adapter.
+	ExternalOrders bool
+	// Limits rate-limits redemption requests; the zero value imposes none.
+	Limits Limits
 }
 
 // Services bundles coupond's services over one database.
@@ -33,6 +45,14 @@ type Services struct {
 	Tokens      *Tokens
 	Audit       *Audit
 	Fulfiller   Fulfiller
+	// Compensation resolves stuck redemptions (the compensation job).
+	Compensation *Compensator
+	// Reconciliation checks invariants, writes and resolves findings.
+	Reconciliation *Reconciler
+	// Statements computes daily statements.
+	Statements *Statements
+	// JobRuns runs jobs and records their runs.
+	JobRuns *JobRuns
 }
 
 // New wires the services over db.
@@ -52,9 +72,15 @@ func New(db *gorm.DB, o Options) *Services {
 	if o.Fulfiller == nil {
 		o.Fulfiller = NewBuiltinFulfiller(db, o.Now)
 	}
+	if o.CompensateEvery <= 0 {
+		o.CompensateEvery = 30 * time.Second
+	}
+	if o.LookupFailuresBeforeFinding <= 0 {
+		o.LookupFailuresBeforeFinding = 5
+	}
 	audit := &Audit{db: db, now: o.Now}
 	campaigns := &Campaigns{db: db, now: o.Now, audit: audit}
-	return &Services{
+	svc := &Services{
 		DB:        db,
 		Audit:     audit,
 		Campaigns: campaigns,
@@ -64,6 +90,14 @@ func New(db *gorm.DB, o Options) *Services {
 		Tokens:    &Tokens{db: db, now: o.Now, audit: audit},
 		Fulfiller: o.Fulfiller,
 		Redemptions: &Redemptions{db: db, now: o.Now, holdTimeout: o.HoldTimeout, fulfilTimeout: o.FulfilTimeout,
-			fulfiller: o.Fulfiller, campaigns: campaigns, log: o.Logger},
+			fulfiller: o.Fulfiller, campaigns: campaigns, log: o.Logger, limits: newRateLimits(o.Limits, o.Now)},
 	}
+	_, webhook := o.Fulfiller.(*WebhookFulfiller)
+	svc.Compensation = &Compensator{db: db, now: o.Now, red: svc.Redemptions, fulfiller: o.Fulfiller, log: o.Logger,
+		batchSize: 100, maxBatches: 50, lease: o.HoldTimeout, lookupFailures: int64(o.LookupFailuresBeforeFinding)}
+	svc.Reconciliation = &Reconciler{db: db, now: o.Now, audit: audit, interval: o.CompensateEvery,
+		ordersInDB: !o.ExternalOrders && !webhook}
+	svc.Statements = &Statements{db: db, now: o.Now}
+	svc.JobRuns = newJobRuns(db, o.Now, o.Logger, svc.Compensation, svc.Reconciliation, svc.Statements)
+	return svc
 }

@@ -1,0 +1,239 @@
+package services
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"coupond/models"
+)
+
+// ReleaseHoldTimeout is the release reason of a redemption that compensation
+// released because it was still PROCESSING past its hold deadline and the
+// business system had no order for it.
+const ReleaseHoldTimeout = "HOLD_TIMEOUT"
+
+// Compensator makes stuck redemptions converge. A redemption still PROCESSING
+// past its hold deadline (a crashed or timed-out request, or a reservation its
+// client never confirmed) is claimed and resolved:
+//
+//   - one-shot, order exists: rolled forward (flow SUCCEEDED, coupon REDEEMED);
+//   - one-shot, no order: fenced, then released: the flow is marked so that it
+//     can no longer succeed, the adapter cancels the redemption number so a late
+//     Fulfil is refused, and only then is the coupon given back;
+//   - lookup or cancel fails: left for the next run, and after
+//     LookupFailuresBeforeFinding tries a LOOKUP_FAILING finding is opened;
+//   - two-phase reservation: released; a later confirm answers INVALID_STATE.
+//
+// Claims (a lease taken with FOR UPDATE SKIP LOCKED on PostgreSQL) only keep
+// workers from doing the same work twice; correctness rests on the conditional
+// updates of Redemptions.finish, so any number of workers may run at once.
+type Compensator struct {
+	db             *gorm.DB
+	now            func() time.Time
+	red            *Redemptions
+	fulfiller      Fulfiller
+	log            *slog.Logger
+	batchSize      int
+	maxBatches     int
+	lease          time.Duration
+	lookupFailures int64
+}
+
+// CompensationResult counts what one compensation run did.
+type CompensationResult struct {
+	// Claimed is how many stuck redemptions the run took on.
+	Claimed int
+	// RolledForward were confirmed because their order exists.
+	RolledForward int
+	// Released were fenced and given back (or were reservations past their
+	// deadline).
+	Released int
+	// Failed could not be resolved this time (lookup, cancel or database error)
+	// and are retried by the next run.
+	Failed int
+	// Lost were finished by someone else (the original request, a confirm or
+	// cancel, another worker) between the claim and the resolution.
+	Lost int
+	// FindingsOpened is how many LOOKUP_FAILING findings the run opened.
+	FindingsOpened int
+}
+
+// Counts returns the result as named counts for the job-run record.
+func (r CompensationResult) Counts() map[string]int64 {
+	return map[string]int64{"claimed": int64(r.Claimed), "rolledForward": int64(r.RolledForward),
+		"released": int64(r.Released), "failed": int64(r.Failed), "lost": int64(r.Lost),
+		"findingsOpened": int64(r.FindingsOpened)}
+}
+
+// claimedFlow is a stuck redemption as compensation sees it.
+type claimedFlow struct {
+	models.RedemptionFlow
+	FencedAt *time.Time
+}
+
+// Run resolves the redemptions that are stuck now, in batches of at most
+// batchSize, visiting each at most once per run. Errors on one redemption are
+// logged and counted as Failed and do not stop the run; Run returns the first of
+// them, or an error when claiming fails or ctx ends.
+func (c *Compensator) Run(ctx context.Context) (CompensationResult, error) {
+	var (
+		res      CompensationResult
+		firstErr error
+		lastID   int64
+	)
+	for range c.maxBatches {
+		if err := ctx.Err(); err != nil {
+			return res, fmt.Errorf("compensation: %w", err)
+		}
+		flows, err := c.claim(ctx, lastID)
+		if err != nil {
+			return res, err
+		}
+		res.Claimed += len(flows)
+		for i := range flows {
+			lastID = max(lastID, flows[i].ID)
+			out, err := c.resolve(ctx, &flows[i], &res)
+			if err != nil {
+				out = outcomeRetry
+				c.log.ErrorContext(ctx, "compensation", "redeem_no", flows[i].RedeemNo, "err", err)
+				if firstErr == nil {
+					firstErr = err
+				}
+			}
+			switch out {
+			case outcomeRolledForward:
+				res.RolledForward++
+			case outcomeReleased:
+				res.Released++
+			case outcomeLost:
+				res.Lost++
+			default:
+				res.Failed++
+			}
+		}
+		if len(flows) < c.batchSize {
+			break
+		}
+	}
+	return res, firstErr
+}
+
+// claim leases the next batch of stuck redemptions after lastID to this worker
+// in one short transaction. On PostgreSQL rows another worker is claiming are
+// skipped rather than waited for; on SQLite the clause is dropped and the
+// single writer serialises claims.
+func (c *Compensator) claim(ctx context.Context, lastID int64) ([]claimedFlow, error) {
+	now := c.now()
+	var flows []claimedFlow
+	err := c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		err := tx.Table("redemption_flows").Clauses(clause.Locking{Strength: "UPDATE", Options: "SKIP LOCKED"}).
+			Where("status = ? AND hold_until <= ? AND (claimed_until IS NULL OR claimed_until <= ?) AND id > ?",
+				models.FlowProcessing, now, now, lastID).
+			Order("id").Limit(c.batchSize).Find(&flows).Error
+		if err != nil || len(flows) == 0 {
+			return err
+		}
+		ids := make([]int64, len(flows))
+		for i, f := range flows {
+			ids[i] = f.ID
+		}
+		return tx.Exec("UPDATE redemption_flows SET claimed_until = ? WHERE id IN ? AND status = 'PROCESSING'",
+			now.Add(c.lease), ids).Error
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim stuck redemptions: %w", err)
+	}
+	return flows, nil
+}
+
+// outcome is how compensation left one redemption.
+type outcome int
+
+const (
+	outcomeRetry outcome = iota
+	outcomeRolledForward
+	outcomeReleased
+	outcomeLost
+)
+
+// resolve decides one claimed redemption. It returns an error only for
+// failures of coupond's own database; adapter failures are outcomeRetry.
+func (c *Compensator) resolve(ctx context.Context, f *claimedFlow, res *CompensationResult) (outcome, error) {
+	actor := SystemActor(f.MerchantID)
+	flow := &f.RedemptionFlow
+	if f.Operation == models.OpReserve {
+		// The client runs its own order and never confirmed in time: the
+		// reservation simply ends; a late confirm finds it RELEASED.
+		return c.release(ctx, actor, flow)
+	}
+	db := c.db.WithContext(ctx)
+	if f.FencedAt == nil {
+		lctx, cancel := context.WithTimeout(ctx, c.red.fulfilTimeout)
+		look, err := c.fulfiller.Lookup(lctx, f.MerchantID, f.RedeemNo)
+		cancel()
+		if err != nil {
+			return c.failed(ctx, flow, fmt.Errorf("look up order: %w", err), res)
+		}
+		if look.Exists {
+			_, won, err := c.red.settle(ctx, actor, flow, look.OrderRef)
+			if err != nil || !won {
+				return outcomeLost, err
+			}
+			return outcomeRolledForward, nil
+		}
+		ok, err := models.FenceFlow(db, f.ID, c.now())
+		if err != nil {
+			return outcomeRetry, fmt.Errorf("fence redemption %s: %w", f.RedeemNo, err)
+		}
+		if !ok {
+			return outcomeLost, nil
+		}
+	}
+	// From here the flow can only be released. Cancel fences the redemption
+	// number at the business system before the coupon is given back, so an
+	// order can never appear for a coupon that is free again.
+	cctx, cancel := context.WithTimeout(ctx, c.red.fulfilTimeout)
+	err := c.fulfiller.Cancel(cctx, f.MerchantID, f.RedeemNo)
+	cancel()
+	if err != nil {
+		return c.failed(ctx, flow, fmt.Errorf("fence at the adapter: %w", err), res)
+	}
+	return c.release(ctx, actor, flow)
+}
+
+func (c *Compensator) release(ctx context.Context, actor Actor, flow *models.RedemptionFlow) (outcome, error) {
+	_, won, err := c.red.release(ctx, actor, flow, ReleaseHoldTimeout)
+	if err != nil || !won {
+		return outcomeLost, err
+	}
+	return outcomeReleased, nil
+}
+
+// failed records an unsuccessful try at the adapter: the flow stays PROCESSING
+// for the next run, and after lookupFailures tries a finding is opened (once).
+func (c *Compensator) failed(ctx context.Context, flow *models.RedemptionFlow, cause error, res *CompensationResult) (outcome, error) {
+	c.log.WarnContext(ctx, "compensation could not resolve redemption", "redeem_no", flow.RedeemNo, "err", cause)
+	db := c.db.WithContext(ctx)
+	now := c.now()
+	attempts, ok, err := models.CountLookupFailure(db, flow.ID, now)
+	if err != nil {
+		return outcomeRetry, fmt.Errorf("count failed try of %s: %w", flow.RedeemNo, err)
+	}
+	if !ok || attempts < c.lookupFailures {
+		return outcomeRetry, nil
+	}
+	couponID, redeemNo := flow.CouponID, flow.RedeemNo
+	n, err := models.InsertFindings(db, []models.Finding{{MerchantID: flow.MerchantID, Kind: models.FindingLookupFailing,
+		CouponID: &couponID, RedeemNo: &redeemNo, DedupeKey: string(models.FindingLookupFailing) + ":" + redeemNo,
+		Details: fmt.Sprintf("%d tries failed; last: %v", attempts, cause), Status: models.FindingOpen, CreatedAt: now}})
+	if err != nil {
+		return outcomeRetry, fmt.Errorf("open finding for %s: %w", flow.RedeemNo, err)
+	}
+	res.FindingsOpened += int(n)
+	return outcomeRetry, nil
+}
