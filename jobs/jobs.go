@@ -1,0 +1,168 @@
+// Package jobs schedules coupond's background jobs on robfig/cron: the
+// compensation of stuck redemptions, hourly reconciliation and the daily
+// statement. It only schedules: each job is one services call, which records
+// its run. Jobs are safe on every replica at once: compensation claims rows in
+// batches, and singleton jobs claim their schedule slot with a unique row, so
+// each slot runs once whichever replica fires first.
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"coupond/models"
+	"coupond/services"
+)
+
+// Config configures the scheduler. The zero value of each field picks a
+// default.
+type Config struct {
+	// CompensateEvery is the compensation interval. Default 30 s.
+	CompensateEvery time.Duration
+	// ReconcileSpec is the cron spec of reconciliation. Default "@hourly".
+	ReconcileSpec string
+	// StatementSpec is the cron spec of the daily statement. Default
+	// "10 0 * * *" (00:10 every day in Location).
+	StatementSpec string
+	// Location is the time zone of the cron specs. Default UTC.
+	Location *time.Location
+	// Timeout bounds one run of any job. Default 10 minutes.
+	Timeout time.Duration
+	// Now is the clock that names schedule slots. Default time.Now.
+	Now func() time.Time
+	// Logger receives one line per run; nil discards them.
+	Logger *slog.Logger
+	// OnRun, if set, is called after every run that was not skipped, for
+	// metrics: the job, how long it took and its error.
+	OnRun func(job string, took time.Duration, err error)
+}
+
+// singletons are the jobs that claim their schedule slot.
+var singletons = map[string]bool{services.JobReconciliation: true, services.JobDailyStatement: true}
+
+// Scheduler runs the jobs on their schedules.
+type Scheduler struct {
+	cfg  Config
+	runs *services.JobRuns
+	cron *cron.Cron
+	log  *slog.Logger
+}
+
+// New returns a scheduler running jobs through runs; Start starts it. It fails on an
+// invalid cron spec.
+func New(runs *services.JobRuns, cfg Config) (*Scheduler, error) {
+	if cfg.CompensateEvery <= 0 {
+		cfg.CompensateEvery = 30 * time.Second
+	}
+	if cfg.ReconcileSpec == "" {
+		cfg.ReconcileSpec = "@hourly"
+	}
+	if cfg.StatementSpec == "" {
+		cfg.StatementSpec = "10 0 * * *"
+	}
+	if cfg.Location == nil {
+		cfg.Location = time.UTC
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Minute
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Scheduler{cfg: cfg, runs: runs, log: cfg.Logger}
+	cl := cron.PrintfLogger(slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn))
+	s.cron = cron.New(cron.WithLocation(cfg.Location), cron.WithChain(cron.Recover(cl), cron.SkipIfStillRunning(cl)))
+	specs := []struct{ job, spec string }{
+		{services.JobCompensation, "@every " + cfg.CompensateEvery.String()},
+		{services.JobReconciliation, cfg.ReconcileSpec},
+		{services.JobDailyStatement, cfg.StatementSpec},
+	}
+	for _, sp := range specs {
+		job := sp.job
+		if _, err := s.cron.AddFunc(sp.spec, func() { _, _ = s.Fire(context.Background(), job) }); err != nil {
+			return nil, fmt.Errorf("schedule job %s (%q): %w", job, sp.spec, err)
+		}
+	}
+	return s, nil
+}
+
+// Start starts the schedules in the background.
+func (s *Scheduler) Start() { s.cron.Start() }
+
+// Stop stops the schedules and waits for running jobs to finish, or for ctx to
+// end, whichever comes first; it returns ctx's error in the second case.
+func (s *Scheduler) Stop(ctx context.Context) error {
+	done := s.cron.Stop()
+	select {
+	case <-done.Done():
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("stop jobs: %w", ctx.Err())
+	}
+}
+
+// Slot names the schedule slot of a singleton job fired at t: the minute it
+// fired in UTC, which every replica firing the same schedule agrees on.
+func Slot(t time.Time) string { return t.UTC().Truncate(time.Minute).Format(time.RFC3339) }
+
+// Fire runs job as its schedule does at this moment: a singleton job first
+// claims the current slot and is skipped, returning (nil, nil), when another
+// run already has it. The run is bounded by the configured timeout.
+func (s *Scheduler) Fire(ctx context.Context, job string) (*models.JobRun, error) {
+	slot := ""
+	if singletons[job] {
+		slot = Slot(s.cfg.Now())
+	}
+	run, err := s.run(ctx, job, slot)
+	if errors.Is(err, services.ErrSlotTaken) {
+		s.log.DebugContext(ctx, "job slot taken elsewhere", "job", job, "slot", slot)
+		return nil, nil
+	}
+	return run, err
+}
+
+// RunNow runs job immediately for the actor carried by ctx (see
+// services.WithActor), who must be an administrator; it claims no slot. It is
+// the runJob mutation.
+func (s *Scheduler) RunNow(ctx context.Context, job string) (*models.JobRun, error) {
+	actor := services.ActorFrom(ctx)
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	start := time.Now()
+	run, err := s.runs.Trigger(ctx, actor, job)
+	s.report(ctx, job, run, start, err)
+	return run, err
+}
+
+func (s *Scheduler) run(ctx context.Context, job, slot string) (*models.JobRun, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	start := time.Now()
+	run, err := s.runs.RunJob(ctx, job, slot)
+	if !errors.Is(err, services.ErrSlotTaken) {
+		s.report(ctx, job, run, start, err)
+	}
+	return run, err
+}
+
+func (s *Scheduler) report(ctx context.Context, job string, run *models.JobRun, start time.Time, err error) {
+	took := time.Since(start)
+	if s.cfg.OnRun != nil && run != nil {
+		s.cfg.OnRun(job, took, err)
+	}
+	if err != nil {
+		s.log.ErrorContext(ctx, "job failed", "job", job, "took", took, "err", err)
+		return
+	}
+	if run != nil {
+		s.log.InfoContext(ctx, "job ran", "job", job, "run", run.ID, "took", took, "counts", run.Counts)
+	}
+}

@@ -1,0 +1,206 @@
+package jobs_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"coupond/internal/testdb"
+	"coupond/jobs"
+	"coupond/models"
+	"coupond/services"
+)
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time          { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+// lostAnswers fails every Fulfil with an unknown outcome, before creating.
+type lostAnswers struct{ services.Fulfiller }
+
+func (lostAnswers) Fulfil(context.Context, services.FulfilRequest) (string, error) {
+	return "", errors.New("timeout")
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// replica is one coupond process: its services and its scheduler.
+type replica struct {
+	svc   *services.Services
+	sched *jobs.Scheduler
+}
+
+func newReplica(t *testing.T, db *gorm.DB, clk *clock) replica {
+	t.Helper()
+	svc := services.New(db, services.Options{Now: clk.Now,
+		Fulfiller: lostAnswers{services.NewBuiltinFulfiller(db, clk.Now)}})
+	sched, err := jobs.New(svc.JobRuns, jobs.Config{Now: clk.Now})
+	must(t, err)
+	return replica{svc: svc, sched: sched}
+}
+
+func runs(t *testing.T, svc *services.Services, actor services.Actor, job string) []models.JobRun {
+	t.Helper()
+	p, err := svc.JobRuns.List(context.Background(), actor, services.JobRunFilter{Job: job}, services.PageArgs{First: 100})
+	must(t, err)
+	return p.Items
+}
+
+// Two schedulers on one database: each singleton slot runs once, whichever
+// fires first; work jobs run on both.
+func TestTwoSchedulersRunEachSlotOnce(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		clk := &clock{t: time.Date(2026, 12, 1, 0, 10, 0, 0, time.UTC)}
+		a, b := newReplica(t, db, clk), newReplica(t, db, clk)
+		m, err := a.svc.Merchants.Create(ctx, "acme", "Acme", "Asia/Shanghai")
+		must(t, err)
+		admin := services.SystemActor(m.ID)
+		const slots = 5
+		for _, job := range []string{services.JobReconciliation, services.JobDailyStatement} {
+			for i := range slots {
+				var (
+					wg   sync.WaitGroup
+					got  [2]*models.JobRun
+					errs [2]error
+				)
+				start := make(chan struct{})
+				for k, r := range []replica{a, b} {
+					wg.Add(1)
+					go func() { defer wg.Done(); <-start; got[k], errs[k] = r.sched.Fire(ctx, job) }()
+				}
+				close(start)
+				wg.Wait()
+				must(t, errs[0])
+				must(t, errs[1])
+				if (got[0] == nil) == (got[1] == nil) {
+					t.Fatalf("%s slot %d: runs %v and %v, want exactly one", job, i, got[0], got[1])
+				}
+				clk.Advance(time.Minute)
+			}
+			rs := runs(t, a.svc, admin, job)
+			if len(rs) != slots {
+				t.Fatalf("%s: %d runs, want %d", job, len(rs), slots)
+			}
+			for _, r := range rs {
+				if r.Status != models.JobSucceeded || r.Slot == nil || r.FinishedAt == nil {
+					t.Fatalf("%s run %+v", job, r)
+				}
+			}
+		}
+		for _, r := range []replica{a, b} {
+			run, err := r.sched.Fire(ctx, services.JobCompensation)
+			must(t, err)
+			if run == nil || run.Slot != nil {
+				t.Fatalf("compensation run %+v", run)
+			}
+		}
+		if n := len(runs(t, a.svc, admin, services.JobCompensation)); n != 2 {
+			t.Fatalf("%d compensation runs, want 2", n)
+		}
+	})
+}
+
+func TestCompensationJobReleasesAndRecordsCounts(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		clk := &clock{t: time.Date(2026, 12, 1, 4, 0, 0, 0, time.UTC)}
+		r := newReplica(t, db, clk)
+		m, err := r.svc.Merchants.Create(ctx, "acme", "Acme", "")
+		must(t, err)
+		admin := services.SystemActor(m.ID)
+		st, err := r.svc.Stores.Create(ctx, admin, services.CreateStoreInput{Code: "S1", Name: "One"})
+		must(t, err)
+		camp, err := r.svc.Campaigns.Create(ctx, admin, services.CreateCampaignInput{Name: "c", Type: models.CampaignCash,
+			Value: 100, TotalQuantity: 10, ValidFrom: clk.Now().Add(-time.Hour), ValidTo: clk.Now().Add(time.Hour * 24)})
+		must(t, err)
+		issued, err := r.svc.Campaigns.IssueCoupons(ctx, admin, services.IssueInput{CampaignID: camp.ID, Count: 1})
+		must(t, err)
+		f, err := r.svc.Redemptions.Redeem(ctx, admin, services.RedeemInput{Code: issued.Codes[0], StoreID: st.ID,
+			RequestID: "lost", OrderAmount: 500})
+		must(t, err)
+		if f.Status != models.FlowProcessing {
+			t.Fatalf("redeem %s", f.Status)
+		}
+		clk.Advance(3 * time.Minute)
+		run, err := r.sched.Fire(ctx, services.JobCompensation)
+		must(t, err)
+		var counts map[string]int64
+		must(t, json.Unmarshal([]byte(run.Counts), &counts))
+		if run.Status != models.JobSucceeded || counts["released"] != 1 || counts["claimed"] != 1 {
+			t.Fatalf("run %s counts %v", run.Status, counts)
+		}
+		c, err := r.svc.Coupons.ByCode(ctx, admin, issued.Codes[0])
+		must(t, err)
+		if c.Status != models.CouponUnused {
+			t.Fatalf("coupon %s", c.Status)
+		}
+	})
+}
+
+func TestRunNow(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		clk := &clock{t: time.Date(2026, 12, 1, 4, 0, 0, 0, time.UTC)}
+		r := newReplica(t, db, clk)
+		m, err := r.svc.Merchants.Create(context.Background(), "acme", "Acme", "")
+		must(t, err)
+		admin := services.WithActor(context.Background(), services.SystemActor(m.ID))
+		for _, job := range services.JobNames() {
+			run, err := r.sched.RunNow(admin, job)
+			must(t, err)
+			if run.Status != models.JobSucceeded || run.Slot != nil {
+				t.Fatalf("%s: %+v", job, run)
+			}
+		}
+		// Manual runs never take a scheduled slot.
+		run, err := r.sched.Fire(context.Background(), services.JobReconciliation)
+		must(t, err)
+		if run == nil {
+			t.Fatal("scheduled run skipped after a manual one")
+		}
+		finance := services.WithActor(context.Background(), services.Actor{MerchantID: m.ID, Role: models.RoleFinance})
+		_, err = r.sched.RunNow(finance, services.JobCompensation)
+		wantCode(t, err, "FORBIDDEN")
+		_, err = r.sched.RunNow(context.Background(), services.JobCompensation)
+		wantCode(t, err, "UNAUTHENTICATED")
+		_, err = r.sched.RunNow(admin, "reindex")
+		wantCode(t, err, "BAD_USER_INPUT")
+	})
+}
+
+func TestSchedulerStartStop(t *testing.T) {
+	db := testdb.SQLite(t)
+	clk := &clock{t: time.Now()}
+	svc := services.New(db, services.Options{Now: clk.Now})
+	sched, err := jobs.New(svc.JobRuns, jobs.Config{CompensateEvery: time.Hour})
+	must(t, err)
+	sched.Start()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	must(t, sched.Stop(ctx))
+	if _, err := jobs.New(svc.JobRuns, jobs.Config{ReconcileSpec: "not a spec"}); err == nil {
+		t.Fatal("bad spec accepted")
+	}
+}
+
+func wantCode(t testing.TB, err error, code string) {
+	t.Helper()
+	var se *services.Error
+	if !errors.As(err, &se) || se.Code != code {
+		t.Fatalf("want error %s, got %v", code, err)
+	}
+}
