@@ -106,6 +106,9 @@ func dayBounds(loc *time.Location, from, to time.Time) ([]time.Time, error) {
 
 // dayCase is a CASE expression mapping col to the index of its day.
 func dayCase(col string, bounds []time.Time) (string, []any) {
+	if len(bounds) == 2 {
+		return "0", nil
+	}
 	var b strings.Builder
 	args := make([]any, 0, len(bounds))
 	b.WriteString("CASE")

@@ -131,6 +131,13 @@ func TestStatementsEqualTheLedger(t *testing.T) {
 			}
 		}
 
+		// A single day.
+		day2, err := w.svc.Statements.Daily(ctx, w.finance, services.StatementInput{From: "2026-12-02", To: "2026-12-02"})
+		must(t, err)
+		if len(day2.Stores) != 1 || day2.Stores[0] != want[2] {
+			t.Fatalf("2026-12-02 alone: %+v", day2.Stores)
+		}
+
 		// One store only.
 		onlyB, err := w.svc.Statements.Daily(ctx, w.admin, services.StatementInput{From: "2026-12-01", To: "2026-12-05", StoreID: w.storeB.ID})
 		must(t, err)
