@@ -41,7 +41,7 @@ const internalMessage = "internal error; the server logged the details"
 // stable code in extensions.code. Service errors keep their code and message;
 // errors of gqlgen's own input coercion are BAD_USER_INPUT; anything else is
 // logged once and shown as INTERNAL with a masked message.
-func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
+func presentError(log *slog.Logger, refused func(ctx context.Context, code, operation string)) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		out := &gqlerror.Error{Path: graphql.GetPath(ctx), Extensions: map[string]any{}}
 		var se *services.Error
@@ -50,6 +50,12 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		switch {
 		case errors.As(err, &se):
 			out.Message, out.Extensions["code"] = se.Message, se.Code
+			if se.RetryAfter > 0 {
+				out.Extensions["retryAfter"] = int(se.RetryAfter.Seconds())
+			}
+			if errors.Is(se, services.ErrForbidden) {
+				refused(ctx, se.Code, out.Path.String())
+			}
 		case codeOfCategory(err) != "":
 			out.Message, out.Extensions["code"] = err.Error(), codeOfCategory(err)
 		case errors.Is(err, context.Canceled):

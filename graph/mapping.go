@@ -9,7 +9,11 @@ import (
 func pageArgs(first *int64, after *string) services.PageArgs {
 	var p services.PageArgs
 	if first != nil {
+		// 0 and negatives must fail validation, not mean "default".
 		p.First = int(min(max(*first, -1), services.MaxPageSize+1))
+		if p.First == 0 {
+			p.First = -1
+		}
 	}
 	if after != nil {
 		p.After = *after

@@ -1,7 +1,10 @@
 package graph
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -23,10 +26,16 @@ type Options struct {
 	Introspection bool
 	// MaxBodyBytes caps a request body; 0 means 1 MiB.
 	MaxBodyBytes int64
-	// ComplexityLimit caps a query's complexity; 0 means 500.
+	// ComplexityLimit caps a query's complexity (lists cost their page size
+	// times their rows' fields); 0 means 3000: a full page of 100 coupons with
+	// their campaign and redemptions fits, a list nested in a list does not.
 	ComplexityLimit int
 	Logger          *slog.Logger
 }
+
+// parserTokenLimit caps the tokens of a query document; the console's largest
+// query has a few hundred.
+const parserTokenLimit = 3000
 
 // NewHandler returns the GraphQL-over-HTTP handler for /graphql: POST with a
 // JSON body for queries and mutations, GET for queries only. It authenticates
@@ -36,17 +45,21 @@ func NewHandler(svc *services.Services, o Options) http.Handler {
 		o.MaxBodyBytes = 1 << 20
 	}
 	if o.ComplexityLimit == 0 {
-		o.ComplexityLimit = 500
+		o.ComplexityLimit = 3000
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	cfg := generated.Config{Resolvers: &Resolver{Svc: svc, Log: o.Logger}}
+	setComplexity(&cfg.Complexity)
 	srv := handler.New(generated.NewExecutableSchema(cfg))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	srv.SetParserTokenLimit(parserTokenLimit)
+	srv.SetDisableSuggestion(true)
+	srv.Use(operationLimits{maxDepth: 8, maxAliases: 10, maxFields: 200})
 	if o.Introspection {
 		srv.Use(extension.Introspection{})
 	} else {
@@ -54,7 +67,9 @@ func NewHandler(svc *services.Services, o Options) http.Handler {
 	}
 	srv.Use(extension.FixedComplexityLimit(o.ComplexityLimit))
 	srv.AroundFields(markResolverErrors)
-	srv.SetErrorPresenter(presentError(o.Logger))
+	srv.SetErrorPresenter(presentError(o.Logger, func(ctx context.Context, code, operation string) {
+		svc.Audit.Refusal(ctx, services.ActorFrom(ctx), code, operation)
+	}))
 	srv.SetRecoverFunc(recoverPanic(o.Logger))
 
 	var h http.Handler = srv
@@ -78,9 +93,37 @@ func limitBody(max int64, next http.Handler) http.Handler {
 				return
 			}
 			r.Body = http.MaxBytesReader(w, r.Body, max)
+			br := bufio.NewReader(r.Body)
+			if first, err := peekNonSpace(br); err == nil && first == '[' {
+				writeHTTPError(w, http.StatusBadRequest, codeBadUserInput, "batched requests are not supported: send one operation per request")
+				return
+			}
+			r.Body = readCloser{br, r.Body}
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// peekNonSpace returns the first byte of the body that is not white space,
+// without consuming it.
+func peekNonSpace(br *bufio.Reader) (byte, error) {
+	for {
+		b, err := br.Peek(1)
+		if err != nil {
+			return 0, err
+		}
+		switch b[0] {
+		case ' ', '\t', '\r', '\n':
+			_, _ = br.ReadByte()
+		default:
+			return b[0], nil
+		}
+	}
 }
 
 // authenticate resolves the bearer token into the request's actor. A request

@@ -2,6 +2,7 @@ package services
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"gorm.io/gorm"
@@ -13,6 +14,22 @@ import (
 type Audit struct {
 	db  *gorm.DB
 	now func() time.Time
+
+	refusalsOnce sync.Once
+	refusals     *limiter
+}
+
+// Refusal records that actor was refused (FORBIDDEN, RATE_LIMITED, ...) when
+// calling operation. At most a few refusals per token and second are written,
+// so a flood of refused requests cannot become a flood of writes; it reports
+// whether this one was.
+func (a *Audit) Refusal(ctx context.Context, actor Actor, code, operation string) bool {
+	a.refusalsOnce.Do(func() { a.refusals = newLimiter(RateLimit{PerSecond: 2, Burst: 10}, a.now) })
+	if a.refusals.take(actor.TokenID) != nil {
+		return false
+	}
+	err := a.record(a.db.WithContext(context.WithoutCancel(ctx)), actor, "request.refused", operation, code, nil)
+	return err == nil
 }
 
 // record appends an event on tx, so it commits with the change it describes.

@@ -60,6 +60,9 @@ func (c *Campaigns) Create(ctx context.Context, actor Actor, in CreateCampaignIn
 		return nil, err
 	}
 	in.Name = strings.TrimSpace(in.Name)
+	if err := checkText("name", in.Name, 100, false); err != nil {
+		return nil, err
+	}
 	if err := validateCampaign(&in); err != nil {
 		return nil, err
 	}
@@ -244,8 +247,11 @@ func issueShape(in IssueInput) ([]string, int64, error) {
 	refs := make([]string, 0, len(in.CustomerRefs))
 	for _, r := range in.CustomerRefs {
 		r = strings.TrimSpace(r)
-		if r == "" || len(r) > 64 || !utf8.ValidString(r) || strings.ContainsRune(r, 0) {
-			return nil, 0, invalidf("customerRefs must be 1 to 64 characters of valid text")
+		if r == "" {
+			return nil, 0, invalidf("customerRefs must not be empty")
+		}
+		if err := checkText("customerRefs", r, 64, false); err != nil {
+			return nil, 0, err
 		}
 		if seen[r] {
 			return nil, 0, invalidf("customerRefs lists %q twice", r)

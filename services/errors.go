@@ -3,6 +3,7 @@ package services
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Category errors. Every error a service returns to a client wraps one of them,
@@ -22,6 +23,8 @@ type Error struct {
 	Code    string
 	Message string
 	Kind    error
+	// RetryAfter, when set, tells the client when a retry may succeed.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string { return e.Message }

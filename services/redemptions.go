@@ -23,6 +23,10 @@ const (
 	RejectMinSpendNotMet   = "MIN_SPEND_NOT_MET"
 )
 
+// MaxOrderAmount caps an order amount: ¥100,000,000 in fen, far above any
+// store order and far below what could overflow a discount computation.
+const MaxOrderAmount = 10_000_000_000
+
 // Release reasons recorded on RELEASED flows.
 const (
 	ReleaseFulfilmentFailed = "FULFILMENT_FAILED"
@@ -39,6 +43,7 @@ type Redemptions struct {
 	fulfiller     Fulfiller
 	campaigns     *Campaigns
 	log           *slog.Logger
+	limits        *rateLimits
 }
 
 // RedeemInput is one scan of a coupon at a store.
@@ -107,8 +112,11 @@ type ConfirmInput struct {
 // redemption that was cancelled, released by compensation or confirmed with
 // another order reference is INVALID_STATE and nothing changes.
 func (s *Redemptions) Confirm(ctx context.Context, actor Actor, in ConfirmInput) (*models.RedemptionFlow, error) {
-	if in.OrderRef == "" || len(in.OrderRef) > 128 {
-		return nil, invalidf("orderRef is required and must be at most 128 characters")
+	if in.OrderRef == "" {
+		return nil, invalidf("orderRef is required")
+	}
+	if err := checkText("orderRef", in.OrderRef, 128, false); err != nil {
+		return nil, err
 	}
 	flow, err := s.reservedFlow(ctx, actor, in.RedeemNo)
 	if err != nil {
@@ -136,8 +144,8 @@ type CancelInput struct {
 // the flow becomes RELEASED. Cancelling a released redemption again returns it
 // unchanged; a succeeded one is INVALID_STATE (refund it instead).
 func (s *Redemptions) Cancel(ctx context.Context, actor Actor, in CancelInput) (*models.RedemptionFlow, error) {
-	if len(in.Reason) > 500 {
-		return nil, invalidf("reason must be at most 500 characters")
+	if err := checkText("reason", in.Reason, 500, true); err != nil {
+		return nil, err
 	}
 	flow, err := s.reservedFlow(ctx, actor, in.RedeemNo)
 	if err != nil {
@@ -167,6 +175,9 @@ func (s *Redemptions) reservedFlow(ctx context.Context, actor Actor, redeemNo st
 	if err := actor.requireStore(flow.StoreID); err != nil {
 		return nil, err
 	}
+	if err := s.limits.redeem(actor, flow.StoreID); err != nil {
+		return nil, err
+	}
 	if flow.Operation != models.OpReserve {
 		return nil, &Error{Code: ErrInvalidState.Code, Kind: ErrConflict,
 			Message: "a one-shot redemption is confirmed or released by coupond itself"}
@@ -186,10 +197,13 @@ func (s *Redemptions) open(ctx context.Context, actor Actor, op models.Operation
 	if err := validateRequestID(in.RequestID); err != nil {
 		return nil, false, err
 	}
-	if in.OrderAmount < 0 {
-		return nil, false, invalidf("orderAmount must not be negative")
+	if in.OrderAmount < 0 || in.OrderAmount > MaxOrderAmount {
+		return nil, false, invalidf("orderAmount must be between 0 and %d fen", int64(MaxOrderAmount))
 	}
 	if err := actor.requireStore(in.StoreID); err != nil {
+		return nil, false, err
+	}
+	if err := s.limits.redeem(actor, in.StoreID); err != nil {
 		return nil, false, err
 	}
 	db := s.db.WithContext(ctx)
@@ -205,6 +219,7 @@ func (s *Redemptions) open(ctx context.Context, actor Actor, op models.Operation
 	var coupon models.Coupon
 	if err := db.Where("merchant_id = ? AND code = ?", actor.MerchantID, code).Take(&coupon).Error; err != nil {
 		if errors.Is(err, gorm.ErrRecordNotFound) {
+			s.limits.failedLookup(actor)
 			return nil, false, ErrCouponNotFound
 		}
 		return nil, false, fmt.Errorf("find coupon: %w", err)

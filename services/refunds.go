@@ -31,8 +31,8 @@ func (s *Redemptions) Refund(ctx context.Context, actor Actor, in RefundInput) (
 	if err := validateRequestID(in.RequestID); err != nil {
 		return nil, err
 	}
-	if len(in.Reason) > 500 {
-		return nil, invalidf("reason must be at most 500 characters")
+	if err := checkText("reason", in.Reason, 500, true); err != nil {
+		return nil, err
 	}
 	if err := actor.require(models.RoleAdmin, models.RoleClerk); err != nil {
 		return nil, err
@@ -43,6 +43,9 @@ func (s *Redemptions) Refund(ctx context.Context, actor Actor, in RefundInput) (
 		return nil, err
 	}
 	if err := actor.requireStore(flow.StoreID); err != nil {
+		return nil, err
+	}
+	if err := s.limits.redeem(actor, flow.StoreID); err != nil {
 		return nil, err
 	}
 	fp := fingerprint("REFUND", in.RedeemNo, strconv.FormatBool(in.Reissue))

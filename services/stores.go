@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"gorm.io/gorm"
 
@@ -39,8 +38,11 @@ func (s *Stores) Create(ctx context.Context, actor Actor, in CreateStoreInput) (
 	if !storeCodePattern.MatchString(in.Code) {
 		return nil, invalidf("code must be 1 to 32 letters, digits, _ or -, starting with a letter or digit")
 	}
-	if in.Name == "" || utf8.RuneCountInString(in.Name) > 100 {
-		return nil, invalidf("name is required and must be at most 100 characters")
+	if in.Name == "" {
+		return nil, invalidf("name is required")
+	}
+	if err := checkText("name", in.Name, 100, false); err != nil {
+		return nil, err
 	}
 	st := &models.Store{MerchantID: actor.MerchantID, Code: in.Code, Name: in.Name, CreatedAt: s.now()}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {

@@ -35,6 +35,9 @@ func (m *Merchants) Create(ctx context.Context, code, name, timezone string) (*m
 	if strings.TrimSpace(name) == "" {
 		name = code
 	}
+	if err := checkText("name", name, 100, false); err != nil {
+		return nil, err
+	}
 	if timezone == "" {
 		timezone = DefaultTimezone
 	}
@@ -112,6 +115,9 @@ func (t *Tokens) Create(ctx context.Context, in CreateTokenInput) (string, *mode
 	plain := TokenPrefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(raw))
 	if in.Name == "" {
 		in.Name = strings.ToLower(string(in.Role))
+	}
+	if err := checkText("name", in.Name, 100, false); err != nil {
+		return "", nil, err
 	}
 	tok := &models.APIToken{MerchantID: in.MerchantID, Name: in.Name, Role: in.Role, TokenHash: hashToken(plain), CreatedAt: t.now()}
 	err := t.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {

@@ -39,3 +39,28 @@ func UnmarshalInt64ID(v any) (int64, error) {
 	}
 	return id, nil
 }
+
+// MarshalInt64 writes an integer.
+func MarshalInt64(i int64) graphql.Marshaler {
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, strconv.FormatInt(i, 10))
+	})
+}
+
+// UnmarshalInt64 reads a GraphQL Int strictly: a JSON number without fraction
+// or exponent. Unlike gqlgen's default it refuses strings such as "5000", so a
+// client bug cannot slip through as an amount.
+func UnmarshalInt64(v any) (int64, error) {
+	switch v := v.(type) {
+	case json.Number:
+		return strconv.ParseInt(string(v), 10, 64)
+	case int64:
+		return v, nil
+	case int:
+		return int64(v), nil
+	case int32:
+		return int64(v), nil
+	default:
+		return 0, fmt.Errorf("%T is not an Int", v)
+	}
+}

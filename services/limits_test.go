@@ -1,0 +1,65 @@
+package services_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"coupond/internal/testdb"
+	"coupond/models"
+	"coupond/services"
+)
+
+func TestRateLimits(t *testing.T) {
+	db := testdb.SQLite(t)
+	w := newWorld(t, db)
+	w.svc = services.New(db, services.Options{Now: w.clock.Now, Fulfiller: w.ful, Limits: services.Limits{
+		RedeemsPerToken:       services.RateLimit{PerSecond: 1, Burst: 3},
+		FailedLookupsPerToken: services.RateLimit{PerSecond: 0.2, Burst: 2},
+	}})
+	ctx := context.Background()
+	codes := w.issue(w.campaign, 5)
+	redeem := func(code string, i int) error {
+		_, err := w.svc.Redemptions.Redeem(ctx, w.clerkA, services.RedeemInput{Code: code, StoreID: w.storeA.ID,
+			RequestID: fmt.Sprintf("rl-%d", i), OrderAmount: 5000})
+		return err
+	}
+	for i := range 3 {
+		must(t, redeem(codes[i], i))
+	}
+	err := redeem(codes[3], 3)
+	wantCode(t, err, "RATE_LIMITED")
+	var se *services.Error
+	if !errors.As(err, &se) || se.RetryAfter != time.Second {
+		t.Fatalf("retry after %v, want 1s", se.RetryAfter)
+	}
+	w.clock.Advance(time.Second)
+	must(t, redeem(codes[3], 4))
+
+	// Unknown codes: two answers, then the token is refused until the bucket refills.
+	w.clock.Advance(10 * time.Second)
+	for i := range 2 {
+		wantCode(t, redeem(services.NewCouponCode(), 10+i), "COUPON_NOT_FOUND")
+	}
+	wantCode(t, redeem(codes[4], 20), "RATE_LIMITED")
+	w.clock.Advance(5 * time.Second)
+	must(t, redeem(codes[4], 21))
+	if got := w.count(&models.RedemptionFlow{}, "1 = 1"); got != 5 {
+		t.Fatalf("%d flows, want 5: refused requests must not write", got)
+	}
+}
+
+func TestRefusalsAreAudited(t *testing.T) {
+	db := testdb.SQLite(t)
+	w := newWorld(t, db)
+	ctx := context.Background()
+	for range 15 {
+		w.svc.Audit.Refusal(ctx, w.clerkA, "FORBIDDEN", "redeemCoupon")
+	}
+	// At most the burst is written within the same instant.
+	if got := w.count(&models.AuditEvent{}, "action = 'request.refused'"); got != 10 {
+		t.Fatalf("%d refusals audited, want 10", got)
+	}
+}
