@@ -1,0 +1,19 @@
+import { useI18n } from '../app/i18n';
+
+const tone: Record<string, string> = {
+  UNUSED: 'neutral',
+  REDEEMING: 'warning',
+  REDEEMED: 'success',
+  REFUNDED: 'info',
+  EXPIRED: 'muted',
+  PROCESSING: 'warning',
+  SUCCEEDED: 'success',
+  REJECTED: 'danger',
+  RELEASED: 'muted',
+};
+
+/** StatusBadge shows a coupon or flow status in words and colour. */
+export function StatusBadge({ status }: { status: string }) {
+  const { tk } = useI18n();
+  return <span className={`badge badge-${tone[status] ?? 'neutral'}`}>{tk(`status.${status}`)}</span>;
+}

@@ -1,0 +1,263 @@
+import { createColumnHelper } from '@tanstack/react-table';
+import { useMemo } from 'react';
+import { Link, useParams } from 'react-router';
+import { useQuery } from 'urql';
+import { useI18n } from '../app/i18n';
+import { useFormat, useViewer } from '../app/viewer';
+import { StatusBadge } from '../components/Badge';
+import { DataTable } from '../components/DataTable';
+import { Card, PageHeader } from '../components/Page';
+import { RefundForm } from '../components/RefundForm';
+import { Empty, ErrorState, Loading } from '../components/States';
+import { useWorth } from '../components/Worth';
+import { graphql } from '../gql';
+import type { CouponDetailQuery } from '../gql/graphql';
+import { formatCouponCode } from '../lib/code';
+
+export const CouponDetailDocument = graphql(`
+  query CouponDetail($code: String!) {
+    coupon(code: $code) {
+      id
+      code
+      status
+      version
+      customerRef
+      validFrom
+      validTo
+      createdAt
+      campaign {
+        id
+        name
+        type
+        value
+        maxDiscount
+        minSpend
+        refundWindowMinutes
+        stores {
+          id
+          name
+        }
+      }
+      transitions {
+        fromStatus
+        toStatus
+        versionAfter
+        flowNo
+        actor
+        store {
+          id
+          name
+        }
+        createdAt
+      }
+      redemptions {
+        redeemNo
+        requestId
+        operation
+        status
+        rejectReason
+        releaseReason
+        store {
+          id
+          name
+        }
+        orderAmount
+        discountAmount
+        orderRef
+        createdAt
+        finishedAt
+        refund {
+          refundNo
+        }
+      }
+      refunds {
+        refundNo
+        requestId
+        status
+        amount
+        reason
+        createdAt
+        redemption {
+          redeemNo
+        }
+        reissuedCoupon {
+          code
+        }
+      }
+    }
+  }
+`);
+
+type C = CouponDetailQuery['coupon'];
+type RedemptionRow = C['redemptions'][number];
+type RefundRow = C['refunds'][number];
+const rcol = createColumnHelper<RedemptionRow>();
+const fcol = createColumnHelper<RefundRow>();
+
+function Timeline({ coupon }: { coupon: C }) {
+  const { t } = useI18n();
+  const fmt = useFormat();
+  return (
+    <ol className="timeline" data-testid="timeline">
+      <li className="timeline-item">
+        <span className="timeline-dot dot-neutral" />
+        <div className="timeline-main">
+          <div className="timeline-title">
+            {t('coupon.issued')} → <StatusBadge status="UNUSED" />
+          </div>
+          <div className="timeline-meta">
+            <span>{fmt.dateTime(coupon.createdAt)}</span>
+            <span>v0</span>
+          </div>
+        </div>
+      </li>
+      {coupon.transitions.map((tr, i) => (
+        <li key={i} className="timeline-item">
+          <span className={`timeline-dot dot-${tr.toStatus.toLowerCase()}`} />
+          <div className="timeline-main">
+            <div className="timeline-title">
+              <StatusBadge status={tr.fromStatus} /> → <StatusBadge status={tr.toStatus} />
+            </div>
+            <div className="timeline-meta">
+              <span>{fmt.dateTime(tr.createdAt)}</span>
+              <span>v{tr.versionAfter}</span>
+              {tr.store && <span>{tr.store.name}</span>}
+              <span>
+                {t('coupon.flow')} <code>{tr.flowNo}</code>
+              </span>
+              <span>
+                {t('coupon.actor')} <code>{tr.actor}</code>
+              </span>
+            </div>
+          </div>
+        </li>
+      ))}
+      {coupon.transitions.length === 0 && <li className="timeline-empty muted">{t('coupon.timelineEmpty')}</li>}
+    </ol>
+  );
+}
+
+export function CouponPage() {
+  const { code = '' } = useParams();
+  const { t, tk } = useI18n();
+  const { role } = useViewer();
+  const fmt = useFormat();
+  const worth = useWorth();
+  const [res, reexecute] = useQuery({ query: CouponDetailDocument, variables: { code } });
+  const canRefund = role === 'ADMIN' || role === 'CLERK';
+  const rcols = useMemo(
+    () => [
+      rcol.accessor('redeemNo', { header: t('flow.redeemNo'), cell: (c) => <code>{c.getValue()}</code> }),
+      rcol.accessor('status', {
+        header: t('common.status'),
+        cell: (c) => (
+          <div>
+            <StatusBadge status={c.getValue()} />
+            {c.row.original.rejectReason && <div className="cell-note">{tk(`reject.${c.row.original.rejectReason}`)}</div>}
+            {c.row.original.releaseReason && <div className="cell-note">{tk(`release.${c.row.original.releaseReason}`)}</div>}
+          </div>
+        ),
+      }),
+      rcol.accessor((r) => r.store.name, { id: 'store', header: t('common.store') }),
+      rcol.accessor('orderAmount', { header: t('flow.orderAmount'), cell: (c) => fmt.money(c.getValue()), meta: { className: 'num' } }),
+      rcol.accessor('discountAmount', { header: t('flow.discount'), cell: (c) => fmt.money(c.getValue()), meta: { className: 'num' } }),
+      rcol.accessor('createdAt', { header: t('flow.created'), cell: (c) => fmt.dateTime(c.getValue()) }),
+      rcol.accessor('requestId', { header: t('flow.requestId'), cell: (c) => <code className="small">{c.getValue()}</code> }),
+      rcol.display({
+        id: 'refund',
+        header: t('flow.refund'),
+        cell: (c) => {
+          const r = c.row.original;
+          if (r.refund) return <span className="muted">{t('flow.refunded', { no: r.refund.refundNo })}</span>;
+          if (r.status === 'SUCCEEDED' && canRefund) return <RefundForm redeemNo={r.redeemNo} onDone={() => reexecute({ requestPolicy: 'network-only' })} />;
+          return <span className="muted">—</span>;
+        },
+      }),
+    ],
+    [t, tk, fmt, canRefund, reexecute],
+  );
+  const fcols = useMemo(
+    () => [
+      fcol.accessor('refundNo', { header: t('flow.refundNo'), cell: (c) => <code>{c.getValue()}</code> }),
+      fcol.accessor((r) => r.redemption.redeemNo, { id: 'redeemNo', header: t('flow.redeemNo'), cell: (c) => <code>{c.getValue()}</code> }),
+      fcol.accessor('amount', { header: t('flow.amount'), cell: (c) => fmt.money(c.getValue()), meta: { className: 'num' } }),
+      fcol.accessor('reason', { header: t('flow.reason') }),
+      fcol.accessor((r) => r.reissuedCoupon?.code, {
+        id: 'reissued',
+        header: t('flow.reissued'),
+        cell: (c) => (c.getValue() ? <Link className="mono link" to={`/coupons/${c.getValue()}`}>{formatCouponCode(c.getValue()!)}</Link> : '—'),
+      }),
+      fcol.accessor('createdAt', { header: t('flow.created'), cell: (c) => fmt.dateTime(c.getValue()) }),
+      fcol.accessor('requestId', { header: t('flow.requestId'), cell: (c) => <code className="small">{c.getValue()}</code> }),
+    ],
+    [t, fmt],
+  );
+
+  if (!res.data) {
+    return (
+      <>
+        <PageHeader title={t('coupon.title', { code: formatCouponCode(code) })} actions={<Link to="/coupons" className="btn">← {t('state.back')}</Link>} />
+        {res.error ? <ErrorState error={res.error} onRetry={() => reexecute({ requestPolicy: 'network-only' })} /> : <Loading />}
+      </>
+    );
+  }
+  const c = res.data.coupon;
+  return (
+    <>
+      <PageHeader
+        title={
+          <span className="title-with-badge">
+            <span className="mono">{formatCouponCode(c.code)}</span> <StatusBadge status={c.status} />
+          </span>
+        }
+        subtitle={c.campaign.name}
+        actions={<Link to="/coupons" className="btn">← {t('state.back')}</Link>}
+      />
+      <div className="facts">
+        <div className="fact">
+          <div className="fact-label">{t('coupon.worth')}</div>
+          <div className="fact-value">{worth(c.campaign)}</div>
+        </div>
+        <div className="fact">
+          <div className="fact-label">{t('coupon.validity')}</div>
+          <div className="fact-value">
+            {fmt.dateTimeShort(c.validFrom)} – {fmt.dateTimeShort(c.validTo)}
+          </div>
+        </div>
+        <div className="fact">
+          <div className="fact-label">{t('campaigns.stores')}</div>
+          <div className="fact-value">{c.campaign.stores.length ? c.campaign.stores.map((s) => s.name).join(', ') : t('campaigns.allStores')}</div>
+        </div>
+        <div className="fact">
+          <div className="fact-label">{t('coupon.customer')}</div>
+          <div className="fact-value">{c.customerRef ?? '—'}</div>
+        </div>
+        <div className="fact">
+          <div className="fact-label">{t('coupon.version')}</div>
+          <div className="fact-value">v{c.version}</div>
+        </div>
+      </div>
+      <div className="stack">
+        <Card title={t('coupon.timeline')}>
+          <Timeline coupon={c} />
+        </Card>
+        <div className="stack">
+          <Card title={t('coupon.redemptions')}>
+            {c.redemptions.length === 0 ? (
+              <Empty>{t('coupon.redemptionsEmpty')}</Empty>
+            ) : (
+              <DataTable testId="coupon-redemptions" columns={rcols} data={c.redemptions} fetching={res.fetching} rowKey={(r) => r.redeemNo} />
+            )}
+          </Card>
+          <Card title={t('coupon.refunds')}>
+            {c.refunds.length === 0 ? (
+              <Empty>{t('coupon.refundsEmpty')}</Empty>
+            ) : (
+              <DataTable testId="coupon-refunds" columns={fcols} data={c.refunds} fetching={res.fetching} rowKey={(r) => r.refundNo} />
+            )}
+          </Card>
+        </div>
+      </div>
+    </>
+  );
+}

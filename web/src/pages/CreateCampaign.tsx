@@ -1,0 +1,191 @@
+import { useState } from 'react';
+import { Link, useNavigate } from 'react-router';
+import { useMutation } from 'urql';
+import { useI18n } from '../app/i18n';
+import { useFormat, useViewer } from '../app/viewer';
+import { Card, Field, PageHeader } from '../components/Page';
+import { Alert, useErrorText } from '../components/States';
+import { graphql } from '../gql';
+import type { CampaignType, CreateCampaignInput } from '../gql/graphql';
+import { localInputToUtc, utcToLocalInput } from '../lib/dates';
+import type { MessageKey } from '../lib/i18n';
+import { parseYuanToFen } from '../lib/money';
+
+const CreateCampaignDocument = graphql(`
+  mutation CreateCampaign($input: CreateCampaignInput!) {
+    createCampaign(input: $input) {
+      id
+      name
+    }
+  }
+`);
+
+interface Form {
+  name: string;
+  type: CampaignType;
+  value: string;
+  maxDiscount: string;
+  minSpend: string;
+  validFrom: string;
+  validTo: string;
+  storeIds: string[];
+  totalQuantity: string;
+  refundWindowMinutes: string;
+  perCustomerLimit: string;
+}
+
+type Errors = Partial<Record<keyof Form, MessageKey>>;
+
+const wholeNumber = (s: string, min: number) => /^\d+$/.test(s.trim()) && Number(s) >= min && Number(s) <= 2_147_483_647;
+
+/** validate turns the form into the API's input, or says which fields are wrong. */
+function validate(f: Form, tz: string): { input?: CreateCampaignInput; errors: Errors } {
+  const errors: Errors = {};
+  const name = f.name.trim();
+  if (!name || name.length > 100) errors.name = 'create.bad.name';
+  let value: number | null = null;
+  if (f.type === 'DISCOUNT') {
+    value = wholeNumber(f.value, 1) && Number(f.value) <= 99 ? Number(f.value) : null;
+    if (value === null) errors.value = 'create.bad.value';
+  } else {
+    value = parseYuanToFen(f.value);
+    if (value === null || value < 1) errors.value = 'create.bad.money';
+  }
+  const maxDiscount = f.maxDiscount.trim() === '' ? 0 : parseYuanToFen(f.maxDiscount);
+  if (maxDiscount === null) errors.maxDiscount = 'create.bad.money';
+  const minSpend = f.minSpend.trim() === '' ? 0 : parseYuanToFen(f.minSpend);
+  if (minSpend === null) errors.minSpend = 'create.bad.money';
+  const from = localInputToUtc(f.validFrom, tz);
+  const to = localInputToUtc(f.validTo, tz);
+  if (!from) errors.validFrom = 'create.bad.dates';
+  if (!to || (from && to <= from)) errors.validTo = 'create.bad.dates';
+  if (!wholeNumber(f.totalQuantity, 1)) errors.totalQuantity = 'create.bad.quantity';
+  if (!wholeNumber(f.refundWindowMinutes, 0)) errors.refundWindowMinutes = 'create.bad.int';
+  if (!wholeNumber(f.perCustomerLimit, 0)) errors.perCustomerLimit = 'create.bad.int';
+  if (Object.keys(errors).length) return { errors };
+  return {
+    errors,
+    input: {
+      name,
+      type: f.type,
+      value: value!,
+      maxDiscount: f.type === 'DISCOUNT' ? maxDiscount! : undefined,
+      minSpend: minSpend!,
+      validFrom: from!.toISOString(),
+      validTo: to!.toISOString(),
+      storeIds: f.storeIds.length ? f.storeIds : undefined,
+      totalQuantity: Number(f.totalQuantity),
+      refundWindowMinutes: Number(f.refundWindowMinutes),
+      perCustomerLimit: Number(f.perCustomerLimit),
+    },
+  };
+}
+
+export function CreateCampaignPage() {
+  const { t } = useI18n();
+  const { stores } = useViewer();
+  const fmt = useFormat();
+  const navigate = useNavigate();
+  const errorText = useErrorText();
+  const now = new Date();
+  const [form, setForm] = useState<Form>(() => ({
+    name: '',
+    type: 'CASH',
+    value: '',
+    maxDiscount: '',
+    minSpend: '',
+    validFrom: utcToLocalInput(now, fmt.timezone),
+    validTo: utcToLocalInput(new Date(now.getTime() + 30 * 86400_000), fmt.timezone),
+    storeIds: [],
+    totalQuantity: '1000',
+    refundWindowMinutes: '1440',
+    perCustomerLimit: '0',
+  }));
+  const [errors, setErrors] = useState<Errors>({});
+  const [serverError, setServerError] = useState<string | null>(null);
+  const [{ fetching }, create] = useMutation(CreateCampaignDocument);
+  const set = <K extends keyof Form>(k: K, v: Form[K]) => setForm((f) => ({ ...f, [k]: v }));
+  const err = (k: keyof Form) => (errors[k] ? t(errors[k]!) : undefined);
+
+  async function submit(e: React.FormEvent) {
+    e.preventDefault();
+    const v = validate(form, fmt.timezone);
+    setErrors(v.errors);
+    setServerError(null);
+    if (!v.input) return;
+    const res = await create({ input: v.input }, { additionalTypenames: ['Campaign'] });
+    if (res.data) navigate('/campaigns', { state: { created: res.data.createCampaign.name } });
+    else setServerError(errorText(res.error));
+  }
+
+  const valueLabel = form.type === 'DISCOUNT' ? t('create.valuePercent') : form.type === 'CASH' ? t('create.valueCash') : t('create.valueItem');
+  return (
+    <>
+      <PageHeader title={t('create.title')} subtitle={t('create.timesIn', { tz: fmt.timezone })} actions={<Link to="/campaigns" className="btn">← {t('state.back')}</Link>} />
+      <Card>
+        <form className="form-grid" onSubmit={submit} data-testid="create-campaign" noValidate>
+          <Field label={t('create.name')} error={err('name')}>
+            <input name="name" value={form.name} maxLength={100} onChange={(e) => set('name', e.target.value)} />
+          </Field>
+          <Field label={t('create.type')}>
+            <div className="segmented" role="radiogroup">
+              {(['CASH', 'DISCOUNT', 'EXCHANGE'] as CampaignType[]).map((ty) => (
+                <button key={ty} type="button" role="radio" aria-checked={form.type === ty} className={form.type === ty ? 'active' : ''} onClick={() => set('type', ty)}>
+                  {t(`type.${ty}`)}
+                </button>
+              ))}
+            </div>
+          </Field>
+          <Field label={valueLabel} error={err('value')}>
+            <input name="value" inputMode="decimal" value={form.value} onChange={(e) => set('value', e.target.value)} />
+          </Field>
+          {form.type === 'DISCOUNT' && (
+            <Field label={t('create.maxDiscount')} error={err('maxDiscount')}>
+              <input name="maxDiscount" inputMode="decimal" value={form.maxDiscount} onChange={(e) => set('maxDiscount', e.target.value)} />
+            </Field>
+          )}
+          <Field label={t('create.minSpend')} error={err('minSpend')}>
+            <input name="minSpend" inputMode="decimal" value={form.minSpend} onChange={(e) => set('minSpend', e.target.value)} />
+          </Field>
+          <Field label={t('create.validFrom')} error={err('validFrom')}>
+            <input name="validFrom" type="datetime-local" value={form.validFrom} onChange={(e) => set('validFrom', e.target.value)} />
+          </Field>
+          <Field label={t('create.validTo')} error={err('validTo')}>
+            <input name="validTo" type="datetime-local" value={form.validTo} onChange={(e) => set('validTo', e.target.value)} />
+          </Field>
+          <Field label={t('create.quantity')} error={err('totalQuantity')}>
+            <input name="totalQuantity" inputMode="numeric" value={form.totalQuantity} onChange={(e) => set('totalQuantity', e.target.value)} />
+          </Field>
+          <Field label={t('create.refundWindow')} error={err('refundWindowMinutes')}>
+            <input name="refundWindowMinutes" inputMode="numeric" value={form.refundWindowMinutes} onChange={(e) => set('refundWindowMinutes', e.target.value)} />
+          </Field>
+          <Field label={t('create.perCustomer')} error={err('perCustomerLimit')}>
+            <input name="perCustomerLimit" inputMode="numeric" value={form.perCustomerLimit} onChange={(e) => set('perCustomerLimit', e.target.value)} />
+          </Field>
+          <fieldset className="field field-wide">
+            <legend className="field-label">{t('create.stores')}</legend>
+            <div className="chips">
+              {stores.map((s) => (
+                <label key={s.id} className={`chip ${form.storeIds.includes(s.id) ? 'active' : ''}`}>
+                  <input
+                    type="checkbox"
+                    checked={form.storeIds.includes(s.id)}
+                    onChange={(e) => set('storeIds', e.target.checked ? [...form.storeIds, s.id] : form.storeIds.filter((x) => x !== s.id))}
+                  />
+                  {s.name}
+                </label>
+              ))}
+            </div>
+          </fieldset>
+          <div className="form-actions field-wide">
+            {Object.keys(errors).length > 0 && <Alert kind="error">{t('create.invalid')}</Alert>}
+            {serverError && <Alert kind="error">{serverError}</Alert>}
+            <button type="submit" className="btn btn-primary" disabled={fetching}>
+              {fetching ? t('create.creating') : t('create.submit')}
+            </button>
+          </div>
+        </form>
+      </Card>
+    </>
+  );
+}

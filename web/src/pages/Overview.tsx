@@ -1,0 +1,247 @@
+import { useEffect, useMemo, useState } from 'react';
+import { Bar, BarChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import { useClient, useQuery, type CombinedError } from 'urql';
+import { useI18n } from '../app/i18n';
+import { useFormat, useViewer } from '../app/viewer';
+import { Card, PageHeader } from '../components/Page';
+import { Empty, ErrorState, Loading } from '../components/States';
+import { graphql } from '../gql';
+import type { OverviewRedemptionsQuery } from '../gql/graphql';
+import { dayKey, formatAge, startOfDay, wallTime } from '../lib/dates';
+
+const OverviewRedemptionsDocument = graphql(`
+  query OverviewRedemptions($filter: RedemptionFilter, $after: String) {
+    redemptions(filter: $filter, first: 100, after: $after) {
+      edges {
+        node {
+          redeemNo
+          status
+          discountAmount
+          createdAt
+          store {
+            id
+          }
+          refund {
+            amount
+            createdAt
+          }
+        }
+      }
+      pageInfo {
+        hasNextPage
+        endCursor
+      }
+    }
+  }
+`);
+
+const InFlightDocument = graphql(`
+  query InFlight {
+    redemptions(filter: { status: PROCESSING }, first: 100) {
+      edges {
+        node {
+          redeemNo
+          createdAt
+        }
+      }
+      pageInfo {
+        hasNextPage
+      }
+    }
+  }
+`);
+
+type Row = OverviewRedemptionsQuery['redemptions']['edges'][number]['node'];
+/** At most this many pages of 100 feed the week's chart, so the page never waits on a whole table. */
+const MAX_PAGES = 10;
+
+/** useWeek loads the last 7 days of succeeded redemptions, newest first, a bounded number of pages. */
+function useWeek(tz: string) {
+  const client = useClient();
+  const [state, setState] = useState<{ rows?: Row[]; capped: boolean; error?: CombinedError }>({ capped: false });
+  const [attempt, setAttempt] = useState(0);
+  useEffect(() => {
+    let cancelled = false;
+    (async () => {
+      const from = startOfDay(new Date(), tz, -6).toISOString();
+      const rows: Row[] = [];
+      let after: string | undefined;
+      for (let i = 0; i < MAX_PAGES; i++) {
+        const res = await client.query(OverviewRedemptionsDocument, { filter: { status: 'SUCCEEDED', from }, after }, { requestPolicy: 'network-only' }).toPromise();
+        if (cancelled) return;
+        if (!res.data) {
+          setState({ capped: false, error: res.error });
+          return;
+        }
+        rows.push(...res.data.redemptions.edges.map((e) => e.node));
+        const pi = res.data.redemptions.pageInfo;
+        if (!pi.hasNextPage || !pi.endCursor) {
+          setState({ rows, capped: false });
+          return;
+        }
+        after = pi.endCursor;
+      }
+      setState({ rows, capped: true });
+    })();
+    return () => {
+      cancelled = true;
+    };
+  }, [client, tz, attempt]);
+  return { ...state, retry: () => setAttempt((a) => a + 1) };
+}
+
+export function OverviewPage() {
+  const { t, locale } = useI18n();
+  const { merchantName, stores } = useViewer();
+  const fmt = useFormat();
+  const week = useWeek(fmt.timezone);
+  const [inFlight] = useQuery({ query: InFlightDocument, requestPolicy: 'network-only' });
+
+  const stats = useMemo(() => {
+    if (!week.rows) return null;
+    const today = dayKey(new Date(), fmt.timezone);
+    const perStore = new Map<string, { count: number; discount: number; refunds: number; refunded: number }>();
+    for (const s of stores) perStore.set(s.id, { count: 0, discount: 0, refunds: 0, refunded: 0 });
+    const hours = new Map<string, number>();
+    const start = startOfDay(new Date(), fmt.timezone, -6).getTime();
+    for (let h = 0; h < 7 * 24; h++) hours.set(String(h), 0);
+    for (const r of week.rows) {
+      const at = new Date(r.createdAt);
+      const bucket = Math.floor((at.getTime() - start) / 3600_000);
+      if (bucket >= 0 && bucket < 7 * 24) hours.set(String(bucket), (hours.get(String(bucket)) ?? 0) + 1);
+      const s = perStore.get(r.store.id) ?? { count: 0, discount: 0, refunds: 0, refunded: 0 };
+      if (dayKey(at, fmt.timezone) === today) {
+        s.count += 1;
+        s.discount += r.discountAmount;
+      }
+      if (r.refund && dayKey(new Date(r.refund.createdAt), fmt.timezone) === today) {
+        s.refunds += 1;
+        s.refunded += r.refund.amount;
+      }
+      perStore.set(r.store.id, s);
+    }
+    const chart = [...hours.entries()].map(([h, count]) => {
+      const at = new Date(start + Number(h) * 3600_000);
+      const w = wallTime(at, fmt.timezone);
+      return { h: Number(h), label: `${w.month}/${w.day} ${String(w.hour).padStart(2, '0')}:00`, day: `${w.month}/${w.day}`, count };
+    });
+    const total = { count: 0, discount: 0, refunds: 0, refunded: 0 };
+    for (const s of perStore.values()) {
+      total.count += s.count;
+      total.discount += s.discount;
+      total.refunds += s.refunds;
+      total.refunded += s.refunded;
+    }
+    return { perStore, chart, total };
+  }, [week.rows, stores, fmt.timezone]);
+
+  const flights = inFlight.data?.redemptions.edges ?? [];
+  const oldest = flights.length ? flights[flights.length - 1].node.createdAt : null;
+
+  return (
+    <>
+      <PageHeader title={t('overview.title')} subtitle={`${t('overview.subtitle', { merchant: merchantName })} · ${t('common.timezone', { tz: fmt.timezone })}`} />
+      <div className="kpis" data-testid="kpis">
+        <div className="kpi">
+          <div className="kpi-label">{t('overview.redeemedToday')}</div>
+          <div className="kpi-value">{stats ? stats.total.count.toLocaleString() : '—'}</div>
+          <div className="kpi-sub">{stats ? fmt.money(stats.total.discount) : ''}</div>
+        </div>
+        <div className="kpi">
+          <div className="kpi-label">{t('overview.discountToday')}</div>
+          <div className="kpi-value">{stats ? fmt.money(stats.total.discount - stats.total.refunded) : '—'}</div>
+          <div className="kpi-sub">{t('overview.net')}</div>
+        </div>
+        <div className="kpi">
+          <div className="kpi-label">{t('overview.refundsToday')}</div>
+          <div className="kpi-value">{stats ? stats.total.refunds.toLocaleString() : '—'}</div>
+          <div className="kpi-sub">{stats ? fmt.money(stats.total.refunded) : ''}</div>
+        </div>
+        <div className={`kpi ${flights.length ? 'kpi-warning' : ''}`}>
+          <div className="kpi-label">{t('overview.inFlight')}</div>
+          <div className="kpi-value">
+            {inFlight.data ? `${flights.length}${inFlight.data.redemptions.pageInfo.hasNextPage ? '+' : ''}` : '—'}
+          </div>
+          <div className="kpi-sub">
+            {oldest ? t('overview.oldest', { age: formatAge(Date.now() - new Date(oldest).getTime(), locale) }) : inFlight.data ? t('overview.noneInFlight') : ''}
+          </div>
+        </div>
+      </div>
+      <Card title={t('overview.chart')} actions={week.capped && <span className="muted small">{t('overview.chartCapped', { n: week.rows?.length ?? 0 })}</span>}>
+        {week.error ? (
+          <ErrorState error={week.error} onRetry={week.retry} />
+        ) : !stats ? (
+          <Loading />
+        ) : week.rows!.length === 0 ? (
+          <Empty />
+        ) : (
+          <div className="chart" data-testid="hourly-chart">
+            <ResponsiveContainer width="100%" height={240}>
+              <BarChart data={stats.chart} margin={{ top: 8, right: 8, bottom: 0, left: -16 }}>
+                <CartesianGrid vertical={false} stroke="#e6e9ef" />
+                <XAxis dataKey="h" tickFormatter={(h: number) => stats.chart[h]?.day ?? ''} ticks={[0, 24, 48, 72, 96, 120, 144]} tick={{ fontSize: 12, fill: '#667085' }} axisLine={false} tickLine={false} />
+                <YAxis allowDecimals={false} tick={{ fontSize: 12, fill: '#667085' }} axisLine={false} tickLine={false} />
+                <Tooltip
+                  cursor={{ fill: 'rgba(37,99,235,0.08)' }}
+                  labelFormatter={(h) => stats.chart[Number(h)]?.label ?? ''}
+                  formatter={(v) => [`${v} ${t('overview.redemptions')}`, '']}
+                  separator=""
+                />
+                <Bar dataKey="count" fill="#2563eb" radius={[2, 2, 0, 0]} isAnimationActive={false} />
+              </BarChart>
+            </ResponsiveContainer>
+          </div>
+        )}
+      </Card>
+      <Card title={t('overview.perStore')}>
+        {week.error ? (
+          <ErrorState error={week.error} onRetry={week.retry} />
+        ) : !stats ? (
+          <Loading />
+        ) : stores.length === 0 ? (
+          <Empty />
+        ) : (
+          <div className="table-scroll">
+            <table className="table" data-testid="per-store">
+              <thead>
+                <tr>
+                  <th>{t('common.store')}</th>
+                  <th className="num">{t('overview.redeemedCount')}</th>
+                  <th className="num">{t('overview.discount')}</th>
+                  <th className="num">{t('overview.refundedCount')}</th>
+                  <th className="num">{t('overview.refundAmount')}</th>
+                  <th className="num">{t('overview.net')}</th>
+                </tr>
+              </thead>
+              <tbody>
+                {stores.map((s) => {
+                  const v = stats.perStore.get(s.id)!;
+                  return (
+                    <tr key={s.id}>
+                      <td>{s.name}</td>
+                      <td className="num">{v.count}</td>
+                      <td className="num">{fmt.money(v.discount)}</td>
+                      <td className="num">{v.refunds}</td>
+                      <td className="num">{fmt.money(v.refunded)}</td>
+                      <td className="num strong">{fmt.money(v.discount - v.refunded)}</td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+              <tfoot>
+                <tr>
+                  <td>{t('overview.total')}</td>
+                  <td className="num">{stats.total.count}</td>
+                  <td className="num">{fmt.money(stats.total.discount)}</td>
+                  <td className="num">{stats.total.refunds}</td>
+                  <td className="num">{fmt.money(stats.total.refunded)}</td>
+                  <td className="num">{fmt.money(stats.total.discount - stats.total.refunded)}</td>
+                </tr>
+              </tfoot>
+            </table>
+          </div>
+        )}
+      </Card>
+    </>
+  );
+}

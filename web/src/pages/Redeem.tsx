@@ -1,0 +1,331 @@
+import { useRef, useState } from 'react';
+import { Link } from 'react-router';
+import { useMutation, useQuery } from 'urql';
+import { useI18n } from '../app/i18n';
+import { useFormat, useViewer } from '../app/viewer';
+import { StatusBadge } from '../components/Badge';
+import { PageHeader } from '../components/Page';
+import { RefundForm } from '../components/RefundForm';
+import { Alert, useErrorText } from '../components/States';
+import { useWorth } from '../components/Worth';
+import { graphql } from '../gql';
+import type { RedeemCouponMutation } from '../gql/graphql';
+import { formatCouponCode, normalizeCouponCode } from '../lib/code';
+import { firstErrorCode, isNetworkError } from '../lib/errors';
+import { parseYuanToFen } from '../lib/money';
+import { attemptKey, beginAttempt, settleAttempt, type Attempt } from '../lib/requestId';
+
+const CouponPreviewDocument = graphql(`
+  query CouponPreview($code: String!) {
+    coupon(code: $code) {
+      id
+      code
+      status
+      version
+      validFrom
+      validTo
+      campaign {
+        id
+        name
+        type
+        value
+        maxDiscount
+        minSpend
+        refundWindowMinutes
+        stores {
+          id
+        }
+      }
+    }
+  }
+`);
+
+const RedeemCouponDocument = graphql(`
+  mutation RedeemCoupon($input: RedeemCouponInput!) {
+    redeemCoupon(input: $input) {
+      redeemNo
+      requestId
+      status
+      rejectReason
+      releaseReason
+      orderAmount
+      discountAmount
+      orderRef
+      createdAt
+      finishedAt
+      store {
+        id
+        name
+      }
+      coupon {
+        id
+        code
+        status
+        version
+      }
+    }
+  }
+`);
+
+type Redeemed = RedeemCouponMutation['redeemCoupon'];
+type Outcome = { kind: 'result'; r: Redeemed } | { kind: 'network' } | { kind: 'error'; text: string };
+
+export function RedeemPage() {
+  const { t, tk } = useI18n();
+  const { stores, storeIds, role } = useViewer();
+  const fmt = useFormat();
+  const worth = useWorth();
+  const errorText = useErrorText();
+  const usable = role === 'CLERK' ? stores.filter((s) => storeIds.includes(s.id)) : stores;
+  const [storeId, setStoreId] = useState(() => (usable.length === 1 ? usable[0].id : (usable[0]?.id ?? '')));
+  const [codeRaw, setCodeRaw] = useState('');
+  const [amountRaw, setAmountRaw] = useState('');
+  const [touched, setTouched] = useState(false);
+  const [outcome, setOutcome] = useState<Outcome | null>(null);
+  const attempt = useRef<Attempt | null>(null);
+  const codeInput = useRef<HTMLInputElement>(null);
+  const [{ fetching }, redeem] = useMutation(RedeemCouponDocument);
+
+  const norm = normalizeCouponCode(codeRaw);
+  const code = norm.ok ? norm.code : '';
+  const fen = parseYuanToFen(amountRaw);
+  const [preview] = useQuery({ query: CouponPreviewDocument, variables: { code }, pause: !code });
+  const coupon = code && preview.data?.coupon.code === code ? preview.data.coupon : null;
+  const eligible = coupon ? coupon.campaign.stores.length === 0 || coupon.campaign.stores.some((s) => s.id === storeId) : null;
+  const belowMin = coupon && fen !== null && fen < coupon.campaign.minSpend;
+
+  async function submit(e?: React.FormEvent) {
+    e?.preventDefault();
+    setTouched(true);
+    if (!norm.ok || fen === null || !storeId) return;
+    const a = beginAttempt(attempt.current, attemptKey(code, storeId, fen));
+    attempt.current = a;
+    const res = await redeem({ input: { code, storeId, orderAmount: fen, requestId: a.requestId } }, { additionalTypenames: ['Redemption'] });
+    if (res.data) {
+      attempt.current = settleAttempt(a, { kind: 'result', status: res.data.redeemCoupon.status });
+      setOutcome({ kind: 'result', r: res.data.redeemCoupon });
+    } else if (isNetworkError(res.error)) {
+      attempt.current = settleAttempt(a, { kind: 'network' });
+      setOutcome({ kind: 'network' });
+    } else {
+      attempt.current = settleAttempt(a, { kind: 'error', code: firstErrorCode(res.error) });
+      setOutcome({ kind: 'error', text: errorText(res.error) });
+    }
+  }
+
+  function next() {
+    setCodeRaw('');
+    setAmountRaw('');
+    setTouched(false);
+    setOutcome(null);
+    attempt.current = null;
+    codeInput.current?.focus();
+  }
+
+  if (usable.length === 0) {
+    return (
+      <>
+        <PageHeader title={t('redeem.title')} />
+        <Alert kind="warning">{t('redeem.noStores')}</Alert>
+      </>
+    );
+  }
+
+  const retryable = attempt.current && attempt.current.state === 'unknown';
+  const result = outcome?.kind === 'result' ? outcome.r : null;
+  const locked = result?.status === 'SUCCEEDED';
+  return (
+    <div className="redeem">
+      <PageHeader title={t('redeem.title')} />
+      <div className="redeem-grid">
+        <form className="redeem-form card" onSubmit={submit} data-testid="redeem-form">
+          <div className="card-body">
+            <label className="field">
+              <span className="field-label">{t('redeem.store')}</span>
+              {usable.length === 1 ? (
+                <div className="store-fixed">{usable[0].name}</div>
+              ) : (
+                <div className="store-picker" role="radiogroup" aria-label={t('redeem.store')}>
+                  {usable.map((s) => (
+                    <button
+                      key={s.id}
+                      type="button"
+                      role="radio"
+                      aria-checked={storeId === s.id}
+                      className={storeId === s.id ? 'active' : ''}
+                      disabled={locked}
+                      onClick={() => setStoreId(s.id)}
+                    >
+                      {s.name}
+                    </button>
+                  ))}
+                </div>
+              )}
+            </label>
+            <label className="field">
+              <span className="field-label">{t('redeem.code')}</span>
+              <input
+                ref={codeInput}
+                name="code"
+                className="input-xl mono"
+                value={codeRaw}
+                placeholder={t('redeem.codePlaceholder')}
+                onChange={(e) => setCodeRaw(e.target.value)}
+                readOnly={locked}
+                autoFocus
+                autoComplete="off"
+                autoCapitalize="characters"
+                spellCheck={false}
+                enterKeyHint="next"
+              />
+              {!norm.ok && (touched || codeRaw.replace(/[-\s]/g, '').length >= 13) && <span className="field-error">{tk(`code.${norm.problem}`)}</span>}
+            </label>
+            <label className="field">
+              <span className="field-label">{t('redeem.amount')}</span>
+              <div className="input-money">
+                <span>¥</span>
+                <input
+                  name="amount"
+                  className="input-xl"
+                  inputMode="decimal"
+                  value={amountRaw}
+                  placeholder={t('redeem.amountPlaceholder')}
+                  onChange={(e) => setAmountRaw(e.target.value)}
+                  readOnly={locked}
+                  autoComplete="off"
+                  enterKeyHint="go"
+                />
+              </div>
+              {fen === null && (touched || amountRaw !== '') && <span className="field-error">{t('redeem.badAmount')}</span>}
+            </label>
+            {locked ? (
+              <button type="button" className="btn btn-primary btn-xl" onClick={next} data-testid="next-customer">
+                {t('redeem.next')}
+              </button>
+            ) : (
+              <button type="submit" className="btn btn-primary btn-xl" disabled={fetching} data-testid="redeem-submit">
+                {fetching ? t('redeem.working') : retryable ? t('redeem.retry') : t('redeem.submit')}
+              </button>
+            )}
+          </div>
+        </form>
+
+        <div className="redeem-side">
+          {code && !coupon && preview.fetching && <div className="card card-body muted">{t('redeem.lookup')}</div>}
+          {code && preview.error && !coupon && <Alert kind="error">{errorText(preview.error)}</Alert>}
+          {coupon && (
+            <div className="card coupon-preview" data-testid="coupon-preview">
+              <div className="card-body">
+                <div className="preview-top">
+                  <Link to={`/coupons/${coupon.code}`} className="mono link">
+                    {formatCouponCode(coupon.code)}
+                  </Link>
+                  <StatusBadge status={coupon.status} />
+                </div>
+                <div className="preview-worth">{worth(coupon.campaign, false)}</div>
+                <div className="preview-name">{coupon.campaign.name}</div>
+                <ul className="preview-facts">
+                  {coupon.campaign.minSpend > 0 && <li>{t('worth.minSpend', { amount: fmt.money(coupon.campaign.minSpend) })}</li>}
+                  <li className={eligible ? 'ok' : 'bad'}>{eligible ? t('redeem.eligible') : t('redeem.notEligible')}</li>
+                  {belowMin && <li className="bad">{t('redeem.belowMin', { amount: fmt.money(coupon.campaign.minSpend) })}</li>}
+                  <li>
+                    {t('coupon.validity')}: {fmt.dateTimeShort(coupon.validFrom)} – {fmt.dateTimeShort(coupon.validTo)}
+                  </li>
+                </ul>
+              </div>
+            </div>
+          )}
+
+          {outcome && <OutcomePanel outcome={outcome} attempt={attempt.current} refundMinutes={coupon?.campaign.refundWindowMinutes ?? null} />}
+        </div>
+      </div>
+    </div>
+  );
+}
+
+function OutcomePanel({ outcome, attempt, refundMinutes }: { outcome: Outcome; attempt: Attempt | null; refundMinutes: number | null }) {
+  const { t, tk } = useI18n();
+  const { role } = useViewer();
+  const fmt = useFormat();
+  const idLine = attempt && <div className="outcome-id">{t('redeem.requestId', { id: attempt.requestId })}</div>;
+  if (outcome.kind === 'network') {
+    return (
+      <div className="outcome outcome-warning" role="alert" data-testid="outcome">
+        <div className="outcome-icon">!</div>
+        <div className="outcome-title">{t('redeem.networkTitle')}</div>
+        <p>{t('redeem.networkDetail')}</p>
+        {idLine}
+      </div>
+    );
+  }
+  if (outcome.kind === 'error') {
+    return (
+      <div className="outcome outcome-danger" role="alert" data-testid="outcome">
+        <div className="outcome-icon">✕</div>
+        <div className="outcome-title">{t('redeem.rejected')}</div>
+        <p>{outcome.text}</p>
+        {idLine}
+      </div>
+    );
+  }
+  const r = outcome.r;
+  if (r.status === 'SUCCEEDED') {
+    const canRefund = role === 'ADMIN' || (refundMinutes ?? 0) > 0;
+    return (
+      <div className="outcome outcome-success" role="status" data-testid="outcome" data-status={r.status}>
+        <div className="outcome-icon">✓</div>
+        <div className="outcome-title">{t('redeem.ok')}</div>
+        <p className="outcome-big">{t('redeem.okDetail', { discount: fmt.money(r.discountAmount), pay: fmt.money(Math.max(0, r.orderAmount - r.discountAmount)) })}</p>
+        <dl className="outcome-facts">
+          <dt>{t('flow.redeemNo')}</dt>
+          <dd>
+            <code data-testid="redeem-no">{r.redeemNo}</code>
+          </dd>
+          {r.orderRef && (
+            <>
+              <dt>{t('flow.orderRef')}</dt>
+              <dd>
+                <code>{r.orderRef}</code>
+              </dd>
+            </>
+          )}
+          <dt>{t('common.store')}</dt>
+          <dd>{r.store.name}</dd>
+        </dl>
+        {idLine}
+        {canRefund && (
+          <div className="outcome-refund">
+            <div className="outcome-subtitle">{t('redeem.refund')}</div>
+            {refundMinutes !== null && refundMinutes > 0 && <p className="muted small">{t('redeem.refundWindow', { n: refundMinutes })}</p>}
+            <RefundForm redeemNo={r.redeemNo} large />
+          </div>
+        )}
+      </div>
+    );
+  }
+  if (r.status === 'PROCESSING') {
+    return (
+      <div className="outcome outcome-warning" role="status" data-testid="outcome" data-status={r.status}>
+        <div className="outcome-icon">…</div>
+        <div className="outcome-title">{t('redeem.processing')}</div>
+        <p>{t('redeem.processingDetail')}</p>
+        {idLine}
+      </div>
+    );
+  }
+  const reason = r.rejectReason ? tk(`reject.${r.rejectReason}`) : r.releaseReason ? tk(`release.${r.releaseReason}`) : '';
+  return (
+    <div className="outcome outcome-danger" role="alert" data-testid="outcome" data-status={r.status}>
+      <div className="outcome-icon">✕</div>
+      <div className="outcome-title">{r.status === 'RELEASED' ? t('redeem.released') : t('redeem.rejected')}</div>
+      <p className="outcome-big">{reason}</p>
+      <dl className="outcome-facts">
+        <dt>{t('flow.redeemNo')}</dt>
+        <dd>
+          <code>{r.redeemNo}</code>
+        </dd>
+      </dl>
+      {idLine}
+    </div>
+  );
+}

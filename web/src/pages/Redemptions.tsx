@@ -1,0 +1,248 @@
+import { createColumnHelper } from '@tanstack/react-table';
+import { useMemo, useState } from 'react';
+import { Link, useSearchParams } from 'react-router';
+import { useQuery } from 'urql';
+import { authorizedFetch, useAuth } from '../app/auth';
+import { useI18n } from '../app/i18n';
+import { useCursorPager } from '../app/pager';
+import { useFormat, useViewer } from '../app/viewer';
+import { StatusBadge } from '../components/Badge';
+import { DataTable } from '../components/DataTable';
+import { Card, PageHeader } from '../components/Page';
+import { Alert } from '../components/States';
+import { graphql } from '../gql';
+import type { RedemptionsQuery, RedemptionStatus } from '../gql/graphql';
+import { csvBlob, saveBlob, toCSV } from '../lib/csv';
+import { formatCouponCode } from '../lib/code';
+import { localInputToUtc } from '../lib/dates';
+import { fenToYuanInput } from '../lib/money';
+
+const RedemptionsDocument = graphql(`
+  query Redemptions($filter: RedemptionFilter, $first: Int, $after: String) {
+    redemptions(filter: $filter, first: $first, after: $after) {
+      edges {
+        cursor
+        node {
+          redeemNo
+          requestId
+          operation
+          status
+          rejectReason
+          releaseReason
+          orderAmount
+          discountAmount
+          orderRef
+          createdAt
+          finishedAt
+          store {
+            id
+            name
+          }
+          coupon {
+            id
+            code
+            campaign {
+              id
+              name
+            }
+          }
+          refund {
+            refundNo
+            amount
+            createdAt
+          }
+        }
+      }
+      pageInfo {
+        hasNextPage
+        endCursor
+      }
+    }
+  }
+`);
+
+const STATUSES: RedemptionStatus[] = ['PROCESSING', 'SUCCEEDED', 'REJECTED', 'RELEASED'];
+const PAGE = 50;
+type Row = RedemptionsQuery['redemptions']['edges'][number]['node'];
+const col = createColumnHelper<Row>();
+
+/** exportQuery is the ledger filter as query parameters of /export/redemptions.csv. */
+function exportQuery(f: { storeId?: string; status?: string; from?: string; to?: string }): string {
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(f)) if (v) p.set(k, v);
+  return p.toString();
+}
+
+export function RedemptionsPage() {
+  const { t, tk } = useI18n();
+  const { stores } = useViewer();
+  const { token } = useAuth();
+  const fmt = useFormat();
+  const [params, setParams] = useSearchParams();
+  const storeId = params.get('store') ?? '';
+  const status = (params.get('status') ?? '') as RedemptionStatus | '';
+  const fromInput = params.get('from') ?? '';
+  const toInput = params.get('to') ?? '';
+  const from = fromInput ? localInputToUtc(fromInput, fmt.timezone)?.toISOString() : undefined;
+  const to = toInput ? localInputToUtc(toInput, fmt.timezone)?.toISOString() : undefined;
+  const filter = { storeId: storeId || undefined, status: status || undefined, from, to };
+  const pager = useCursorPager(JSON.stringify(filter));
+  const [res, reexecute] = useQuery({ query: RedemptionsDocument, variables: { filter, first: PAGE, after: pager.after } });
+  const [exportNote, setExportNote] = useState<{ kind: 'success' | 'warning' | 'error'; text: string } | null>(null);
+  const [exporting, setExporting] = useState(false);
+
+  const setFilter = (k: string, v: string) => {
+    const p = new URLSearchParams(params);
+    if (v) p.set(k, v);
+    else p.delete(k);
+    setParams(p, { replace: true });
+  };
+  const rows = res.data?.redemptions.edges.map((e) => e.node);
+  const pageInfo = res.data?.redemptions.pageInfo;
+
+  async function exportCsv() {
+    setExporting(true);
+    setExportNote(null);
+    const file = `redemptions-${new Date().toISOString().slice(0, 10)}.csv`;
+    try {
+      const resp = await authorizedFetch(token!, `/export/redemptions.csv?${exportQuery(filter)}`);
+      const type = resp.headers.get('Content-Type') ?? '';
+      if (resp.ok && !type.includes('text/html')) {
+        saveBlob(await resp.blob(), file);
+        setExportNote({ kind: 'success', text: t('common.exported', { file }) });
+        return;
+      }
+      if (resp.status !== 404 && !type.includes('text/html')) throw new Error(`HTTP ${resp.status}`);
+      // No export endpoint on this server: the rows on screen are all we have.
+      const header = ['redeem_no', 'created_at', 'store', 'coupon', 'campaign', 'status', 'reason', 'order_yuan', 'discount_yuan', 'refund_no', 'request_id'];
+      const body = (rows ?? []).map((r) => [
+        r.redeemNo,
+        r.createdAt,
+        r.store.name,
+        r.coupon.code,
+        r.coupon.campaign.name,
+        r.status,
+        r.rejectReason ?? r.releaseReason ?? '',
+        fenToYuanInput(r.orderAmount),
+        fenToYuanInput(r.discountAmount),
+        r.refund?.refundNo ?? '',
+        r.requestId,
+      ]);
+      saveBlob(csvBlob(toCSV([header, ...body])), file);
+      setExportNote({ kind: 'warning', text: t('common.exportFallback', { n: body.length }) });
+    } catch (e) {
+      setExportNote({ kind: 'error', text: t('common.exportFailed', { msg: (e as Error).message }) });
+    } finally {
+      setExporting(false);
+    }
+  }
+
+  const columns = useMemo(
+    () => [
+      col.accessor('createdAt', { header: t('common.time'), cell: (c) => <span className="nowrap">{fmt.dateTime(c.getValue())}</span> }),
+      col.accessor('redeemNo', { header: t('flow.redeemNo'), cell: (c) => <code>{c.getValue()}</code> }),
+      col.accessor((r) => r.coupon.code, {
+        id: 'coupon',
+        header: t('ledger.coupon'),
+        cell: (c) => (
+          <Link className="mono link" to={`/coupons/${c.getValue()}`}>
+            {formatCouponCode(c.getValue())}
+          </Link>
+        ),
+      }),
+      col.accessor((r) => r.store.name, { id: 'store', header: t('common.store') }),
+      col.accessor('status', {
+        header: t('common.status'),
+        cell: (c) => {
+          const r = c.row.original;
+          return (
+            <div>
+              <StatusBadge status={r.refund ? 'REFUNDED' : r.status} />
+              {r.rejectReason && <div className="cell-note">{tk(`reject.${r.rejectReason}`)}</div>}
+              {r.releaseReason && <div className="cell-note">{tk(`release.${r.releaseReason}`)}</div>}
+            </div>
+          );
+        },
+      }),
+      col.accessor('orderAmount', { header: t('flow.orderAmount'), cell: (c) => fmt.money(c.getValue()), meta: { className: 'num' } }),
+      col.accessor('discountAmount', {
+        header: t('flow.discount'),
+        cell: (c) => (c.row.original.status === 'SUCCEEDED' ? fmt.money(c.getValue()) : <span className="muted">{fmt.money(c.getValue())}</span>),
+        meta: { className: 'num' },
+      }),
+      col.accessor((r) => r.refund?.refundNo, { id: 'refund', header: t('flow.refund'), cell: (c) => (c.getValue() ? <code>{c.getValue()}</code> : <span className="muted">—</span>) }),
+    ],
+    [t, tk, fmt],
+  );
+
+  return (
+    <>
+      <PageHeader
+        title={t('ledger.title')}
+        subtitle={`${t('ledger.subtitle')} ${t('common.timezone', { tz: fmt.timezone })}`}
+        actions={
+          <button type="button" className="btn" onClick={exportCsv} disabled={exporting || !rows} data-testid="export-csv">
+            ⭳ {exporting ? t('common.exporting') : t('common.exportCsv')}
+          </button>
+        }
+      />
+      {exportNote && <Alert kind={exportNote.kind}>{exportNote.text}</Alert>}
+      <Card>
+        <div className="filters">
+          <label className="filter">
+            <span>{t('common.store')}</span>
+            <select name="store" value={storeId} onChange={(e) => setFilter('store', e.target.value)}>
+              <option value="">{t('common.allStores')}</option>
+              {stores.map((s) => (
+                <option key={s.id} value={s.id}>
+                  {s.name}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label className="filter">
+            <span>{t('common.status')}</span>
+            <select name="status" value={status} onChange={(e) => setFilter('status', e.target.value)}>
+              <option value="">{t('common.all')}</option>
+              {STATUSES.map((s) => (
+                <option key={s} value={s}>
+                  {t(`status.${s}`)}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label className="filter">
+            <span>{t('common.from')}</span>
+            <input type="datetime-local" name="from" value={fromInput} onChange={(e) => setFilter('from', e.target.value)} />
+          </label>
+          <label className="filter">
+            <span>{t('common.to')}</span>
+            <input type="datetime-local" name="to" value={toInput} onChange={(e) => setFilter('to', e.target.value)} />
+          </label>
+          {(storeId || status || fromInput || toInput) && (
+            <button type="button" className="btn btn-ghost" onClick={() => setParams(new URLSearchParams(), { replace: true })}>
+              {t('common.reset')}
+            </button>
+          )}
+        </div>
+        <DataTable
+          testId="ledger-table"
+          columns={columns}
+          data={rows}
+          fetching={res.fetching}
+          error={res.error}
+          onRetry={() => reexecute({ requestPolicy: 'network-only' })}
+          empty={t('ledger.empty')}
+          rowKey={(r) => r.redeemNo}
+          pager={{
+            page: pager.page,
+            hasPrev: pager.hasPrev,
+            hasNext: !!pageInfo?.hasNextPage,
+            onPrev: pager.prev,
+            onNext: () => pager.next(pageInfo?.endCursor),
+          }}
+        />
+      </Card>
+    </>
+  );
+}
