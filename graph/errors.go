@@ -62,7 +62,8 @@ func presentError(log *slog.Logger, refused func(ctx context.Context, code, oper
 			out.Message, out.Extensions["code"] = "the request was cancelled", "CANCELLED"
 		case errors.As(err, &re):
 			op := ""
-			if oc := graphql.GetOperationContext(ctx); oc != nil {
+			if graphql.HasOperationContext(ctx) {
+				oc := graphql.GetOperationContext(ctx)
 				op = oc.OperationName
 			}
 			log.ErrorContext(ctx, "internal error", "err", re.err, "path", out.Path.String(), "operation", op)

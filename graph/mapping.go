@@ -1,6 +1,11 @@
 package graph
 
 import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
 	"coupond/graph/model"
 	"coupond/models"
 	"coupond/services"
@@ -51,6 +56,26 @@ func couponID(c *models.Coupon) int64       { return c.ID }
 func storeID(s *models.Store) int64         { return s.ID }
 func campaignID(c *models.Campaign) int64   { return c.ID }
 func flowID(f *models.RedemptionFlow) int64 { return f.ID }
+func findingID(f *models.Finding) int64     { return f.ID }
+func jobRunID(j *models.JobRun) int64       { return j.ID }
+
+// jobCounts turns a run's counts, a JSON object of named integers, into a list
+// sorted by name.
+func jobCounts(raw string) ([]*model.JobCount, error) {
+	if raw == "" {
+		return []*model.JobCount{}, nil
+	}
+	var m map[string]int64
+	if err := json.Unmarshal([]byte(raw), &m); err != nil {
+		return nil, fmt.Errorf("job run counts %q: %w", raw, err)
+	}
+	out := make([]*model.JobCount, 0, len(m))
+	for k, v := range m {
+		out = append(out, &model.JobCount{Name: k, Value: v})
+	}
+	slices.SortFunc(out, func(a, b *model.JobCount) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
 
 func redeemInput(in model.RedeemCouponInput) services.RedeemInput {
 	return services.RedeemInput{Code: in.Code, StoreID: in.StoreID, RequestID: in.RequestID, OrderAmount: in.OrderAmount}

@@ -6,7 +6,10 @@ package graph
 //go:generate go tool gqlgen generate --config ../gqlgen.yml
 
 import (
+	"context"
 	"log/slog"
+
+	"coupond/models"
 
 	"coupond/services"
 )
@@ -15,4 +18,8 @@ import (
 type Resolver struct {
 	Svc *services.Services
 	Log *slog.Logger
+	// JobRunner runs a job for the runJob mutation; cmd points it at the
+	// scheduler so manual runs are measured like scheduled ones. Nil runs the
+	// job through the services directly.
+	JobRunner func(ctx context.Context, job string) (*models.JobRun, error)
 }

@@ -9,7 +9,9 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
@@ -17,6 +19,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"coupond/graph/generated"
+	"coupond/models"
 	"coupond/services"
 )
 
@@ -31,6 +34,8 @@ type Options struct {
 	// their campaign and redemptions fits, a list nested in a list does not.
 	ComplexityLimit int
 	Logger          *slog.Logger
+	// JobRunner, when set, runs the runJob mutation's jobs (see Resolver.JobRunner).
+	JobRunner func(ctx context.Context, job string) (*models.JobRun, error)
 }
 
 // parserTokenLimit caps the tokens of a query document; the console's largest
@@ -50,7 +55,7 @@ func NewHandler(svc *services.Services, o Options) http.Handler {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	cfg := generated.Config{Resolvers: &Resolver{Svc: svc, Log: o.Logger}}
+	cfg := generated.Config{Resolvers: &Resolver{Svc: svc, Log: o.Logger, JobRunner: o.JobRunner}}
 	setComplexity(&cfg.Complexity)
 	srv := handler.New(generated.NewExecutableSchema(cfg))
 	srv.AddTransport(transport.Options{})
@@ -67,6 +72,7 @@ func NewHandler(svc *services.Services, o Options) http.Handler {
 	}
 	srv.Use(extension.FixedComplexityLimit(o.ComplexityLimit))
 	srv.AroundFields(markResolverErrors)
+	srv.AroundResponses(logResponses(o.Logger))
 	srv.SetErrorPresenter(presentError(o.Logger, func(ctx context.Context, code, operation string) {
 		svc.Audit.Refusal(ctx, services.ActorFrom(ctx), code, operation)
 	}))
@@ -123,6 +129,41 @@ func peekNonSpace(br *bufio.Reader) (byte, error) {
 		default:
 			return b[0], nil
 		}
+	}
+}
+
+// logResponses logs one line per GraphQL response with the request id, the
+// merchant, the operation, the error codes and the duration.
+func logResponses(log *slog.Logger) graphql.ResponseMiddleware {
+	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+		start := time.Now()
+		resp := next(ctx)
+		if resp == nil {
+			return resp
+		}
+		attrs := []any{"request_id", services.RequestIDFrom(ctx), "took", time.Since(start)}
+		if graphql.HasOperationContext(ctx) {
+			oc := graphql.GetOperationContext(ctx)
+			name := oc.OperationName
+			if name == "" && oc.Operation != nil && len(oc.Operation.SelectionSet) > 0 {
+				if f, ok := oc.Operation.SelectionSet[0].(*ast.Field); ok {
+					name = f.Name
+				}
+			}
+			attrs = append(attrs, "operation", name)
+		}
+		if a := services.ActorFrom(ctx); a.MerchantID != 0 {
+			attrs = append(attrs, "merchant", a.MerchantID, "token", a.TokenID)
+		}
+		if len(resp.Errors) > 0 {
+			codes := make([]any, 0, len(resp.Errors))
+			for _, e := range resp.Errors {
+				codes = append(codes, e.Extensions["code"])
+			}
+			attrs = append(attrs, "errors", codes)
+		}
+		log.InfoContext(ctx, "graphql", attrs...)
+		return resp
 	}
 }
 

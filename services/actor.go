@@ -75,3 +75,17 @@ func ActorFrom(ctx context.Context) Actor {
 	a, _ := ctx.Value(actorKey{}).(Actor)
 	return a
 }
+
+type requestIDKey struct{}
+
+// WithRequestID returns a context carrying the HTTP request id, which logs and
+// audit events record.
+func WithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey{}, id)
+}
+
+// RequestIDFrom returns the request id of ctx, or "".
+func RequestIDFrom(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}

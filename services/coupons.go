@@ -163,3 +163,18 @@ func (c *Coupons) RefundsOfCoupons(ctx context.Context, actor Actor, couponIDs [
 		Order("id").Find(&out).Error
 	return out, err
 }
+
+// HoldStats reports, across all merchants, how many coupons are REDEEMING and
+// how long the oldest has been held, for metrics.
+func (c *Coupons) HoldStats(ctx context.Context, now time.Time) (count int64, oldest time.Duration, err error) {
+	var row struct {
+		N      int64
+		Oldest *time.Time
+	}
+	err = c.db.WithContext(ctx).Raw(`SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM redemption_flows WHERE status = 'PROCESSING'`).
+		Scan(&row).Error
+	if err != nil || row.Oldest == nil {
+		return row.N, 0, err
+	}
+	return row.N, now.Sub(*row.Oldest), nil
+}

@@ -44,6 +44,23 @@ type Redemptions struct {
 	campaigns     *Campaigns
 	log           *slog.Logger
 	limits        *rateLimits
+	observe       func(op models.Operation, outcome string, took time.Duration)
+}
+
+// observed reports a request's outcome to the OnRedemption hook.
+func (s *Redemptions) observed(op models.Operation, start time.Time, flow *models.RedemptionFlow, err error) {
+	if s.observe == nil {
+		return
+	}
+	outcome := "INTERNAL"
+	var se *Error
+	switch {
+	case err == nil && flow != nil:
+		outcome = string(flow.Status)
+	case errors.As(err, &se):
+		outcome = se.Code
+	}
+	s.observe(op, outcome, time.Since(start))
 }
 
 // RedeemInput is one scan of a coupon at a store.
@@ -60,7 +77,8 @@ type RedeemInput struct {
 // flow stays PROCESSING and compensation decides; a retry with the same request id
 // returns the flow as it stands. A rejection is returned as a REJECTED flow, not
 // an error.
-func (s *Redemptions) Redeem(ctx context.Context, actor Actor, in RedeemInput) (*models.RedemptionFlow, error) {
+func (s *Redemptions) Redeem(ctx context.Context, actor Actor, in RedeemInput) (flow *models.RedemptionFlow, err error) {
+	defer func(start time.Time) { s.observed(models.OpRedeem, start, flow, err) }(time.Now())
 	flow, fresh, err := s.open(ctx, actor, models.OpRedeem, in)
 	if err != nil || !fresh || flow.Status != models.FlowProcessing {
 		return flow, err
@@ -96,8 +114,9 @@ func (s *Redemptions) Redeem(ctx context.Context, actor Actor, in RedeemInput) (
 // Reserve takes a coupon for a client that runs its own order: on success the
 // flow is PROCESSING, the coupon REDEEMING until HoldUntil, and the client must
 // confirm or cancel the redemption number. A rejection is a REJECTED flow.
-func (s *Redemptions) Reserve(ctx context.Context, actor Actor, in RedeemInput) (*models.RedemptionFlow, error) {
-	flow, _, err := s.open(ctx, actor, models.OpReserve, in)
+func (s *Redemptions) Reserve(ctx context.Context, actor Actor, in RedeemInput) (flow *models.RedemptionFlow, err error) {
+	defer func(start time.Time) { s.observed(models.OpReserve, start, flow, err) }(time.Now())
+	flow, _, err = s.open(ctx, actor, models.OpReserve, in)
 	return flow, err
 }
 

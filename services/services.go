@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"coupond/models"
 )
 
 // Options configures the services. The zero value of each field picks a default.
@@ -32,6 +34,10 @@ type Options struct {
 	ExternalOrders bool
 	// Limits rate-limits redemption requests; the zero value imposes none.
 	Limits Limits
+	// OnRedemption, if set, is told the outcome of every redeem and reserve
+	// request (the flow status, or the error code) and how long it took, for
+	// metrics.
+	OnRedemption func(op models.Operation, outcome string, took time.Duration)
 }
 
 // Services bundles coupond's services over one database.
@@ -90,7 +96,8 @@ func New(db *gorm.DB, o Options) *Services {
 		Tokens:    &Tokens{db: db, now: o.Now, audit: audit},
 		Fulfiller: o.Fulfiller,
 		Redemptions: &Redemptions{db: db, now: o.Now, holdTimeout: o.HoldTimeout, fulfilTimeout: o.FulfilTimeout,
-			fulfiller: o.Fulfiller, campaigns: campaigns, log: o.Logger, limits: newRateLimits(o.Limits, o.Now)},
+			fulfiller: o.Fulfiller, campaigns: campaigns, log: o.Logger, limits: newRateLimits(o.Limits, o.Now),
+			observe: o.OnRedemption},
 	}
 	_, webhook := o.Fulfiller.(*WebhookFulfiller)
 	svc.Compensation = &Compensator{db: db, now: o.Now, red: svc.Redemptions, fulfiller: o.Fulfiller, log: o.Logger,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -97,5 +98,36 @@ func runTokenCreate(ctx context.Context, args []string, stdout, stderr io.Writer
 		return err
 	}
 	fmt.Fprintln(stdout, token)
+	return nil
+}
+
+// runAudit runs every reconciliation check, prints each violation and fails
+// when there is one.
+func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("audit", stderr)
+	dbURL := fs.databaseURL()
+	hold := fs.Duration("hold-timeout", 2*time.Minute, "the servers' hold timeout, to tell stuck redemptions from live ones")
+	every := fs.Duration("compensate-every", 30*time.Second, "the servers' compensation interval")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	db, err := openDB(ctx, *dbURL, models.OpenOptions{})
+	if err != nil {
+		return err
+	}
+	defer models.Close(db)
+	svc := services.New(db, services.Options{HoldTimeout: *hold, CompensateEvery: *every})
+	start := time.Now()
+	violations, err := svc.Reconciliation.Check(ctx)
+	if err != nil {
+		return err
+	}
+	for _, v := range violations {
+		fmt.Fprintln(stdout, v.String())
+	}
+	if len(violations) > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%d invariant violations", len(violations))}
+	}
+	fmt.Fprintf(stdout, "no violations (checked in %s)\n", time.Since(start).Round(time.Millisecond))
 	return nil
 }

@@ -57,6 +57,15 @@ func (f flagSet) Duration(name string, def time.Duration, help string) *time.Dur
 	return f.FlagSet.Duration(name, def, help+" (env "+envName(name)+")")
 }
 
+func (f flagSet) Float64(name string, def float64, help string) *float64 {
+	if v, ok := lookupEnv(envName(name)); ok {
+		if n, err := strconv.ParseFloat(v, 64); err == nil {
+			def = n
+		}
+	}
+	return f.FlagSet.Float64(name, def, help+" (env "+envName(name)+")")
+}
+
 func (f flagSet) Int(name string, def int, help string) *int {
 	if v, ok := lookupEnv(envName(name)); ok {
 		if n, err := strconv.Atoi(v); err == nil {

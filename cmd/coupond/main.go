@@ -22,6 +22,7 @@ Usage:
   coupond migrate  [--database-url URL]                               apply database migrations
   coupond merchant create --code C --name N [--timezone TZ]           create a merchant
   coupond token create --merchant C --role ROLE [--store CODE]...     create an API token (prints only the token)
+  coupond audit    [--database-url URL]                               check every invariant; exit 1 on any violation
 
 Without --database-url (or COUPOND_DATABASE_URL) coupond uses the SQLite file
 coupond.db in the working directory; a postgres:// URL selects PostgreSQL.
@@ -79,6 +80,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if len(rest) > 0 && rest[0] == "create" {
 			return runTokenCreate(ctx, rest[1:], stdout, stderr)
 		}
+	case "audit":
+		return runAudit(ctx, rest, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -2,95 +2,150 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"regexp"
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"gorm.io/gorm"
 
 	"coupond/graph"
+	"coupond/jobs"
 	"coupond/models"
 	"coupond/services"
 	"coupond/web"
 )
 
 type serveConfig struct {
-	addr          string
-	databaseURL   string
-	demo          bool
-	playground    bool
-	holdTimeout   time.Duration
-	fulfilTimeout time.Duration
-	maxConns      int
-	logLevel      string
-	shutdownGrace time.Duration
+	addr            string
+	databaseURL     string
+	demo            bool
+	playground      bool
+	holdTimeout     time.Duration
+	fulfilTimeout   time.Duration
+	compensateEvery time.Duration
+	jobs            bool
+	webhookURL      string
+	webhookSecret   string
+	limitTokenRPS   float64
+	limitStoreRPS   float64
+	limitLookups    float64
+	maxConns        int
+	logLevel        string
+	shutdownGrace   time.Duration
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("serve", stderr)
 	var c serveConfig
-	fs.StringVar(&c.addr, "addr", envOr("addr", ":8080"), "listen address (env COUPOND_ADDR)")
+	addr := fs.String("addr", ":8080", "listen address")
 	dbURL := fs.databaseURL()
 	demo := fs.Bool("demo", false, "on an empty database, create merchant demo with stores, campaigns and coupons, and print sign-in tokens")
-	playground := fs.Bool("playground", false, "serve the GraphQL playground at /playground and allow introspection")
+	playground := fs.Bool("playground", false, "serve the GraphQL playground at /playground/ and allow introspection")
 	hold := fs.Duration("hold-timeout", 2*time.Minute, "how long a redemption may hold a coupon before compensation resolves it")
 	fulfil := fs.Duration("fulfil-timeout", 10*time.Second, "deadline of one call to the fulfillment adapter")
+	every := fs.Duration("compensate-every", 30*time.Second, "interval of the compensation job")
+	runJobs := fs.Bool("jobs", true, "run the background jobs in this process (safe on every replica)")
+	whURL := fs.String("webhook-url", "", "fulfil orders through the merchant's order system at this base URL instead of the builtin orders table")
+	whSecret := fs.String("webhook-secret", "", "HMAC-SHA256 key shared with the order system (required with --webhook-url)")
+	tokenRPS := fs.Float64("limit-token-rps", 10, "redemption requests per second per token, burst twice that (0: no limit)")
+	storeRPS := fs.Float64("limit-store-rps", 50, "redemption requests per second per store, burst twice that (0: no limit)")
+	lookups := fs.Float64("limit-failed-lookups-per-minute", 30, "unknown-code answers per minute per token before RATE_LIMITED, burst 10 (0: no limit)")
 	maxConns := fs.Int("max-conns", 0, "database connection pool size (0: 16 for PostgreSQL, 8 for SQLite)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	grace := fs.Duration("shutdown-grace", 20*time.Second, "how long to drain requests on shutdown")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	c.databaseURL, c.demo, c.playground, c.holdTimeout, c.fulfilTimeout = *dbURL, *demo, *playground, *hold, *fulfil
-	c.maxConns, c.logLevel, c.shutdownGrace = *maxConns, *level, *grace
+	c = serveConfig{addr: *addr, databaseURL: *dbURL, demo: *demo, playground: *playground, holdTimeout: *hold,
+		fulfilTimeout: *fulfil, compensateEvery: *every, jobs: *runJobs, webhookURL: *whURL, webhookSecret: *whSecret,
+		limitTokenRPS: *tokenRPS, limitStoreRPS: *storeRPS, limitLookups: *lookups, maxConns: *maxConns,
+		logLevel: *level, shutdownGrace: *grace}
+	if c.webhookURL != "" && c.webhookSecret == "" {
+		return errors.New("--webhook-url needs --webhook-secret")
+	}
 	return serve(ctx, c, stdout, newLogger(stderr, c.logLevel))
 }
 
-func envOr(flagName, def string) string {
-	if v, ok := lookupEnv(envName(flagName)); ok {
-		return v
+func (c serveConfig) limits() services.Limits {
+	rl := func(perSecond float64, burst int) services.RateLimit {
+		if perSecond <= 0 {
+			return services.RateLimit{}
+		}
+		return services.RateLimit{PerSecond: perSecond, Burst: burst}
 	}
-	return def
+	return services.Limits{
+		RedeemsPerToken:       rl(c.limitTokenRPS, int(2*c.limitTokenRPS)),
+		RedeemsPerStore:       rl(c.limitStoreRPS, int(2*c.limitStoreRPS)),
+		FailedLookupsPerToken: rl(c.limitLookups/60, 10),
+	}
 }
 
 // serve runs the server until ctx is cancelled, then drains: readiness turns
 // 503 at once so load balancers stop sending, in-flight requests finish within
-// the grace period, and the database closes last.
+// the grace period, the jobs finish their runs, and the database closes last.
 func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logger) error {
 	db, err := openDB(ctx, c.databaseURL, models.OpenOptions{MaxOpenConns: c.maxConns, Logger: log})
 	if err != nil {
 		return err
 	}
 	defer models.Close(db)
-	svc := services.New(db, services.Options{HoldTimeout: c.holdTimeout, FulfilTimeout: c.fulfilTimeout, Logger: log})
+	var svc *services.Services
+	m, err := newMetrics(db, func() *services.Services { return svc })
+	if err != nil {
+		return err
+	}
+	opts := services.Options{HoldTimeout: c.holdTimeout, FulfilTimeout: c.fulfilTimeout, CompensateEvery: c.compensateEvery,
+		Logger: log, Limits: c.limits(), OnRedemption: m.observeRedemption}
+	if c.webhookURL != "" {
+		wh, err := services.NewWebhookFulfiller(services.WebhookConfig{URL: c.webhookURL, Secret: []byte(c.webhookSecret)})
+		if err != nil {
+			return err
+		}
+		opts.Fulfiller = wh
+	}
+	svc = services.New(db, opts)
 	if c.demo {
 		if err := seedDemo(ctx, svc, stdout); err != nil {
 			return err
 		}
 	}
+	sched, err := jobs.New(svc.JobRuns, jobs.Config{CompensateEvery: c.compensateEvery, Logger: log, OnRun: m.observeJob})
+	if err != nil {
+		return err
+	}
+	if c.jobs {
+		sched.Start()
+	}
+
 	var draining atomic.Bool
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", graph.NewHandler(svc, graph.Options{Introspection: c.playground, Logger: log}))
+	mux.Handle("/graphql", graph.NewHandler(svc, graph.Options{Introspection: c.playground, Logger: log, JobRunner: sched.RunNow}))
+	mux.Handle("/export/", graph.NewExportHandler(svc, log))
 	if c.playground {
 		mux.Handle("/playground", web.PlaygroundHandler())
 		mux.Handle("/playground/", web.PlaygroundHandler())
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /readyz", readyz(db, &draining))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
 	mux.Handle("/", web.Handler())
 
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", c.addr, err)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	log.Info("coupond serving", "addr", ln.Addr().String(), "database", string(models.DialectOf(c.databaseURL)))
+	srv := &http.Server{Handler: withRequestID(mux), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 5 * time.Minute, IdleTimeout: 120 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	log.Info("coupond serving", "addr", ln.Addr().String(), "database", string(models.DialectOf(c.databaseURL)), "jobs", c.jobs)
 	fmt.Fprintf(stdout, "coupond listening on http://%s (console /, GraphQL /graphql)\n", displayAddr(ln.Addr()))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -103,10 +158,33 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 	draining.Store(true)
 	sctx, cancel := context.WithTimeout(context.Background(), c.shutdownGrace)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	err = srv.Shutdown(sctx)
+	if c.jobs {
+		if jerr := sched.Stop(sctx); jerr != nil {
+			log.Warn("jobs did not stop in time", "err", jerr)
+		}
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
+
+// withRequestID gives every request an id, the caller's X-Request-Id when it is
+// well formed, and echoes it in the response.
+func withRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Request-Id")
+		if !requestIDPattern.MatchString(id) {
+			b := make([]byte, 8)
+			_, _ = rand.Read(b)
+			id = hex.EncodeToString(b)
+		}
+		w.Header().Set("X-Request-Id", id)
+		next.ServeHTTP(w, r.WithContext(services.WithRequestID(r.Context(), id)))
+	})
 }
 
 func displayAddr(a net.Addr) string {

@@ -8,6 +8,7 @@ import (
 	"coupond/graph/model"
 	"coupond/graph/scalar"
 	"coupond/models"
+	"coupond/services"
 	"fmt"
 	"math"
 	"strconv"
@@ -33,10 +34,13 @@ type ResolverRoot interface {
 	Campaign() CampaignResolver
 	Coupon() CouponResolver
 	CouponTransition() CouponTransitionResolver
+	Finding() FindingResolver
+	JobRun() JobRunResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
 	Redemption() RedemptionResolver
 	Refund() RefundResolver
+	StatementLine() StatementLineResolver
 }
 
 type DirectiveRoot struct {
@@ -106,10 +110,61 @@ type ComplexityRoot struct {
 		VersionAfter func(childComplexity int) int
 	}
 
+	Finding struct {
+		Coupon     func(childComplexity int) int
+		CreatedAt  func(childComplexity int) int
+		Details    func(childComplexity int) int
+		ID         func(childComplexity int) int
+		Kind       func(childComplexity int) int
+		Note       func(childComplexity int) int
+		RedeemNo   func(childComplexity int) int
+		Redemption func(childComplexity int) int
+		ResolvedAt func(childComplexity int) int
+		ResolvedBy func(childComplexity int) int
+		Status     func(childComplexity int) int
+	}
+
+	FindingConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	FindingEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	IssueCouponsPayload struct {
 		Campaign func(childComplexity int) int
 		Codes    func(childComplexity int) int
 		Issued   func(childComplexity int) int
+	}
+
+	JobCount struct {
+		Name  func(childComplexity int) int
+		Value func(childComplexity int) int
+	}
+
+	JobRun struct {
+		Counts     func(childComplexity int) int
+		Error      func(childComplexity int) int
+		FinishedAt func(childComplexity int) int
+		ID         func(childComplexity int) int
+		Job        func(childComplexity int) int
+		Node       func(childComplexity int) int
+		Slot       func(childComplexity int) int
+		StartedAt  func(childComplexity int) int
+		Status     func(childComplexity int) int
+	}
+
+	JobRunConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	JobRunEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	Merchant struct {
@@ -128,6 +183,8 @@ type ComplexityRoot struct {
 		RedeemCoupon      func(childComplexity int, input model.RedeemCouponInput) int
 		RefundRedemption  func(childComplexity int, input model.RefundRedemptionInput) int
 		ReserveCoupon     func(childComplexity int, input model.RedeemCouponInput) int
+		ResolveFinding    func(childComplexity int, input model.ResolveFindingInput) int
+		RunJob            func(childComplexity int, input model.RunJobInput) int
 	}
 
 	PageInfo struct {
@@ -140,8 +197,12 @@ type ComplexityRoot struct {
 		Campaigns   func(childComplexity int, activeAt *time.Time, first *int64, after *string) int
 		Coupon      func(childComplexity int, code string) int
 		Coupons     func(childComplexity int, filter *model.CouponFilter, first *int64, after *string) int
+		Findings    func(childComplexity int, filter *model.FindingFilter, first *int64, after *string) int
+		JobRuns     func(childComplexity int, filter *model.JobRunFilter, first *int64, after *string) int
+		Jobs        func(childComplexity int) int
 		Redemption  func(childComplexity int, redeemNo string) int
 		Redemptions func(childComplexity int, filter *model.RedemptionFilter, first *int64, after *string) int
+		Statements  func(childComplexity int, from string, to string, storeID *int64) int
 		Stores      func(childComplexity int, first *int64, after *string) int
 		Viewer      func(childComplexity int) int
 	}
@@ -185,6 +246,26 @@ type ComplexityRoot struct {
 		Status         func(childComplexity int) int
 	}
 
+	Statement struct {
+		Campaigns func(childComplexity int) int
+		From      func(childComplexity int) int
+		Stores    func(childComplexity int) int
+		Timezone  func(childComplexity int) int
+		To        func(childComplexity int) int
+	}
+
+	StatementLine struct {
+		Campaign       func(childComplexity int) int
+		Day            func(childComplexity int) int
+		NetAmount      func(childComplexity int) int
+		NetCount       func(childComplexity int) int
+		RedeemedAmount func(childComplexity int) int
+		RedeemedCount  func(childComplexity int) int
+		RefundedAmount func(childComplexity int) int
+		RefundedCount  func(childComplexity int) int
+		Store          func(childComplexity int) int
+	}
+
 	Store struct {
 		Code      func(childComplexity int) int
 		CreatedAt func(childComplexity int) int
@@ -226,10 +307,20 @@ type CouponResolver interface {
 type CouponTransitionResolver interface {
 	Store(ctx context.Context, obj *models.CouponTransition) (*models.Store, error)
 }
+type FindingResolver interface {
+	Coupon(ctx context.Context, obj *models.Finding) (*models.Coupon, error)
+
+	Redemption(ctx context.Context, obj *models.Finding) (*models.RedemptionFlow, error)
+}
+type JobRunResolver interface {
+	Counts(ctx context.Context, obj *models.JobRun) ([]*model.JobCount, error)
+}
 type MutationResolver interface {
 	CreateStore(ctx context.Context, input model.CreateStoreInput) (*models.Store, error)
 	CreateCampaign(ctx context.Context, input model.CreateCampaignInput) (*models.Campaign, error)
 	IssueCoupons(ctx context.Context, input model.IssueCouponsInput) (*model.IssueCouponsPayload, error)
+	RunJob(ctx context.Context, input model.RunJobInput) (*models.JobRun, error)
+	ResolveFinding(ctx context.Context, input model.ResolveFindingInput) (*models.Finding, error)
 	RedeemCoupon(ctx context.Context, input model.RedeemCouponInput) (*models.RedemptionFlow, error)
 	ReserveCoupon(ctx context.Context, input model.RedeemCouponInput) (*models.RedemptionFlow, error)
 	ConfirmRedemption(ctx context.Context, input model.ConfirmRedemptionInput) (*models.RedemptionFlow, error)
@@ -242,6 +333,10 @@ type QueryResolver interface {
 	Campaigns(ctx context.Context, activeAt *time.Time, first *int64, after *string) (*model.CampaignConnection, error)
 	Coupon(ctx context.Context, code string) (*models.Coupon, error)
 	Coupons(ctx context.Context, filter *model.CouponFilter, first *int64, after *string) (*model.CouponConnection, error)
+	JobRuns(ctx context.Context, filter *model.JobRunFilter, first *int64, after *string) (*model.JobRunConnection, error)
+	Jobs(ctx context.Context) ([]string, error)
+	Findings(ctx context.Context, filter *model.FindingFilter, first *int64, after *string) (*model.FindingConnection, error)
+	Statements(ctx context.Context, from string, to string, storeID *int64) (*services.Statement, error)
 	Redemption(ctx context.Context, redeemNo string) (*models.RedemptionFlow, error)
 	Redemptions(ctx context.Context, filter *model.RedemptionFilter, first *int64, after *string) (*model.RedemptionConnection, error)
 	Stores(ctx context.Context, first *int64, after *string) (*model.StoreConnection, error)
@@ -258,6 +353,10 @@ type RefundResolver interface {
 	Redemption(ctx context.Context, obj *models.RefundFlow) (*models.RedemptionFlow, error)
 
 	ReissuedCoupon(ctx context.Context, obj *models.RefundFlow) (*models.Coupon, error)
+}
+type StatementLineResolver interface {
+	Store(ctx context.Context, obj *services.StatementLine) (*models.Store, error)
+	Campaign(ctx context.Context, obj *services.StatementLine) (*models.Campaign, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -537,6 +636,99 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CouponTransition.VersionAfter(childComplexity), true
 
+	case "Finding.coupon":
+		if e.ComplexityRoot.Finding.Coupon == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Finding.Coupon(childComplexity), true
+	case "Finding.createdAt":
+		if e.ComplexityRoot.Finding.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Finding.CreatedAt(childComplexity), true
+	case "Finding.details":
+		if e.ComplexityRoot.Finding.Details == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Finding.Details(childComplexity), true
+	case "Finding.id":
+		if e.ComplexityRoot.Finding.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Finding.ID(childComplexity), true
+	case "Finding.kind":
+		if e.ComplexityRoot.Finding.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Finding.Kind(childComplexity), true
+	case "Finding.note":
+		if e.ComplexityRoot.Finding.Note == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Finding.Note(childComplexity), true
+	case "Finding.redeemNo":
+		if e.ComplexityRoot.Finding.RedeemNo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Finding.RedeemNo(childComplexity), true
+	case "Finding.redemption":
+		if e.ComplexityRoot.Finding.Redemption == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Finding.Redemption(childComplexity), true
+	case "Finding.resolvedAt":
+		if e.ComplexityRoot.Finding.ResolvedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Finding.ResolvedAt(childComplexity), true
+	case "Finding.resolvedBy":
+		if e.ComplexityRoot.Finding.ResolvedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Finding.ResolvedBy(childComplexity), true
+	case "Finding.status":
+		if e.ComplexityRoot.Finding.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Finding.Status(childComplexity), true
+
+	case "FindingConnection.edges":
+		if e.ComplexityRoot.FindingConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FindingConnection.Edges(childComplexity), true
+	case "FindingConnection.pageInfo":
+		if e.ComplexityRoot.FindingConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FindingConnection.PageInfo(childComplexity), true
+
+	case "FindingEdge.cursor":
+		if e.ComplexityRoot.FindingEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FindingEdge.Cursor(childComplexity), true
+	case "FindingEdge.node":
+		if e.ComplexityRoot.FindingEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FindingEdge.Node(childComplexity), true
+
 	case "IssueCouponsPayload.campaign":
 		if e.ComplexityRoot.IssueCouponsPayload.Campaign == nil {
 			break
@@ -555,6 +747,100 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.IssueCouponsPayload.Issued(childComplexity), true
+
+	case "JobCount.name":
+		if e.ComplexityRoot.JobCount.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobCount.Name(childComplexity), true
+	case "JobCount.value":
+		if e.ComplexityRoot.JobCount.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobCount.Value(childComplexity), true
+
+	case "JobRun.counts":
+		if e.ComplexityRoot.JobRun.Counts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRun.Counts(childComplexity), true
+	case "JobRun.error":
+		if e.ComplexityRoot.JobRun.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRun.Error(childComplexity), true
+	case "JobRun.finishedAt":
+		if e.ComplexityRoot.JobRun.FinishedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRun.FinishedAt(childComplexity), true
+	case "JobRun.id":
+		if e.ComplexityRoot.JobRun.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRun.ID(childComplexity), true
+	case "JobRun.job":
+		if e.ComplexityRoot.JobRun.Job == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRun.Job(childComplexity), true
+	case "JobRun.node":
+		if e.ComplexityRoot.JobRun.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRun.Node(childComplexity), true
+	case "JobRun.slot":
+		if e.ComplexityRoot.JobRun.Slot == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRun.Slot(childComplexity), true
+	case "JobRun.startedAt":
+		if e.ComplexityRoot.JobRun.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRun.StartedAt(childComplexity), true
+	case "JobRun.status":
+		if e.ComplexityRoot.JobRun.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRun.Status(childComplexity), true
+
+	case "JobRunConnection.edges":
+		if e.ComplexityRoot.JobRunConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRunConnection.Edges(childComplexity), true
+	case "JobRunConnection.pageInfo":
+		if e.ComplexityRoot.JobRunConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRunConnection.PageInfo(childComplexity), true
+
+	case "JobRunEdge.cursor":
+		if e.ComplexityRoot.JobRunEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRunEdge.Cursor(childComplexity), true
+	case "JobRunEdge.node":
+		if e.ComplexityRoot.JobRunEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRunEdge.Node(childComplexity), true
 
 	case "Merchant.code":
 		if e.ComplexityRoot.Merchant.Code == nil {
@@ -669,6 +955,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ReserveCoupon(childComplexity, args["input"].(model.RedeemCouponInput)), true
+	case "Mutation.resolveFinding":
+		if e.ComplexityRoot.Mutation.ResolveFinding == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_resolveFinding_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ResolveFinding(childComplexity, args["input"].(model.ResolveFindingInput)), true
+	case "Mutation.runJob":
+		if e.ComplexityRoot.Mutation.RunJob == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_runJob_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RunJob(childComplexity, args["input"].(model.RunJobInput)), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -727,7 +1035,35 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Coupons(childComplexity, args["filter"].(*model.CouponFilter), args["first"].(*int64), args["after"].(*string)), true
+	case "Query.findings":
+		if e.ComplexityRoot.Query.Findings == nil {
+			break
+		}
 
+		args, err := ec.field_Query_findings_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Findings(childComplexity, args["filter"].(*model.FindingFilter), args["first"].(*int64), args["after"].(*string)), true
+
+	case "Query.jobRuns":
+		if e.ComplexityRoot.Query.JobRuns == nil {
+			break
+		}
+
+		args, err := ec.field_Query_jobRuns_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.JobRuns(childComplexity, args["filter"].(*model.JobRunFilter), args["first"].(*int64), args["after"].(*string)), true
+	case "Query.jobs":
+		if e.ComplexityRoot.Query.Jobs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Jobs(childComplexity), true
 	case "Query.redemption":
 		if e.ComplexityRoot.Query.Redemption == nil {
 			break
@@ -750,6 +1086,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Redemptions(childComplexity, args["filter"].(*model.RedemptionFilter), args["first"].(*int64), args["after"].(*string)), true
+	case "Query.statements":
+		if e.ComplexityRoot.Query.Statements == nil {
+			break
+		}
+
+		args, err := ec.field_Query_statements_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Statements(childComplexity, args["from"].(string), args["to"].(string), args["storeId"].(*int64)), true
 	case "Query.stores":
 		if e.ComplexityRoot.Query.Stores == nil {
 			break
@@ -934,6 +1281,92 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Refund.Status(childComplexity), true
 
+	case "Statement.campaigns":
+		if e.ComplexityRoot.Statement.Campaigns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Statement.Campaigns(childComplexity), true
+	case "Statement.from":
+		if e.ComplexityRoot.Statement.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Statement.From(childComplexity), true
+	case "Statement.stores":
+		if e.ComplexityRoot.Statement.Stores == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Statement.Stores(childComplexity), true
+	case "Statement.timezone":
+		if e.ComplexityRoot.Statement.Timezone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Statement.Timezone(childComplexity), true
+	case "Statement.to":
+		if e.ComplexityRoot.Statement.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Statement.To(childComplexity), true
+
+	case "StatementLine.campaign":
+		if e.ComplexityRoot.StatementLine.Campaign == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatementLine.Campaign(childComplexity), true
+	case "StatementLine.day":
+		if e.ComplexityRoot.StatementLine.Day == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatementLine.Day(childComplexity), true
+	case "StatementLine.netAmount":
+		if e.ComplexityRoot.StatementLine.NetAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatementLine.NetAmount(childComplexity), true
+	case "StatementLine.netCount":
+		if e.ComplexityRoot.StatementLine.NetCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatementLine.NetCount(childComplexity), true
+	case "StatementLine.redeemedAmount":
+		if e.ComplexityRoot.StatementLine.RedeemedAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatementLine.RedeemedAmount(childComplexity), true
+	case "StatementLine.redeemedCount":
+		if e.ComplexityRoot.StatementLine.RedeemedCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatementLine.RedeemedCount(childComplexity), true
+	case "StatementLine.refundedAmount":
+		if e.ComplexityRoot.StatementLine.RefundedAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatementLine.RefundedAmount(childComplexity), true
+	case "StatementLine.refundedCount":
+		if e.ComplexityRoot.StatementLine.RefundedCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatementLine.RefundedCount(childComplexity), true
+	case "StatementLine.store":
+		if e.ComplexityRoot.StatementLine.Store == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatementLine.Store(childComplexity), true
+
 	case "Store.code":
 		if e.ComplexityRoot.Store.Code == nil {
 			break
@@ -1018,10 +1451,14 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("CouponFilter", ec.unmarshalInputCouponFilter),
 			graphql.NewInputUnmarshaler("CreateCampaignInput", ec.unmarshalInputCreateCampaignInput),
 			graphql.NewInputUnmarshaler("CreateStoreInput", ec.unmarshalInputCreateStoreInput),
+			graphql.NewInputUnmarshaler("FindingFilter", ec.unmarshalInputFindingFilter),
 			graphql.NewInputUnmarshaler("IssueCouponsInput", ec.unmarshalInputIssueCouponsInput),
+			graphql.NewInputUnmarshaler("JobRunFilter", ec.unmarshalInputJobRunFilter),
 			graphql.NewInputUnmarshaler("RedeemCouponInput", ec.unmarshalInputRedeemCouponInput),
 			graphql.NewInputUnmarshaler("RedemptionFilter", ec.unmarshalInputRedemptionFilter),
 			graphql.NewInputUnmarshaler("RefundRedemptionInput", ec.unmarshalInputRefundRedemptionInput),
+			graphql.NewInputUnmarshaler("ResolveFindingInput", ec.unmarshalInputResolveFindingInput),
+			graphql.NewInputUnmarshaler("RunJobInput", ec.unmarshalInputRunJobInput),
 		)
 	}
 	first := true
@@ -1309,6 +1746,236 @@ extend type Query {
   coupon(code: String!): Coupon!
   "The merchant's coupons, newest first."
   coupons(filter: CouponFilter, first: Int, after: String): CouponConnection!
+}
+`, BuiltIn: false},
+	{Name: "../jobs.graphqls", Input: `"The state of a job run."
+enum JobRunStatus {
+  "Still running, or its process died mid-run."
+  RUNNING
+  "Finished."
+  SUCCEEDED
+  "Finished with an error."
+  FAILED
+}
+
+"A named count of what a job run did."
+type JobCount {
+  "What was counted, e.g. released."
+  name: String!
+  "How many."
+  value: Int!
+}
+
+"One run of a background job."
+type JobRun {
+  "Run id."
+  id: ID!
+  "The job: compensation, reconciliation or daily-statement."
+  job: String!
+  "The schedule slot of a singleton job."
+  slot: String
+  "The process that ran it."
+  node: String!
+  "How it ended."
+  status: JobRunStatus!
+  "What it did."
+  counts: [JobCount!]!
+  "Why it failed."
+  error: String
+  "When it started."
+  startedAt: Time!
+  "When it finished."
+  finishedAt: Time
+}
+
+"Filters for job runs."
+input JobRunFilter {
+  "Only this job."
+  job: String
+  "Only this state."
+  status: JobRunStatus
+}
+
+"A page of job runs."
+type JobRunConnection {
+  "The runs of this page."
+  edges: [JobRunEdge!]!
+  "How to fetch the next page."
+  pageInfo: PageInfo!
+}
+
+"A job run and its cursor."
+type JobRunEdge {
+  "Cursor of this row."
+  cursor: String!
+  "The run."
+  node: JobRun!
+}
+
+"Runs a job now."
+input RunJobInput {
+  "compensation, reconciliation or daily-statement."
+  job: String!
+}
+
+extend type Query {
+  "Job runs, newest first. ADMIN and FINANCE."
+  jobRuns(filter: JobRunFilter, first: Int, after: String): JobRunConnection!
+  "The names of the jobs runJob accepts."
+  jobs: [String!]!
+}
+
+extend type Mutation {
+  "Runs a job now and returns its run. ADMIN only."
+  runJob(input: RunJobInput!): JobRun!
+}
+`, BuiltIn: false},
+	{Name: "../reconciliation.graphqls", Input: `"A class of discrepancy between coupons, ledger and orders."
+enum FindingKind {
+  "A SUCCEEDED redemption whose coupon is not REDEEMED or REFUNDED under it."
+  SUCCEEDED_FLOW_COUPON_NOT_REDEEMED
+  "A REDEEMED or REFUNDED coupon without exactly one succeeded redemption."
+  REDEEMED_COUPON_FLOW_COUNT
+  "A PROCESSING redemption whose coupon is not REDEEMING under it."
+  PROCESSING_FLOW_COUPON_NOT_HELD
+  "A REDEEMING coupon without the PROCESSING redemption that holds it."
+  REDEEMING_COUPON_WITHOUT_FLOW
+  "A coupon REDEEMING past its hold deadline plus one compensation interval."
+  STUCK_REDEEMING
+  "A live order without a succeeded, unrefunded redemption."
+  ORDER_WITHOUT_REDEMPTION
+  "A succeeded, unrefunded one-shot redemption without a live order."
+  REDEMPTION_WITHOUT_ORDER
+  "A refund whose redemption is not a succeeded redemption of the same coupon."
+  REFUND_WITHOUT_REDEMPTION
+  "A REFUNDED coupon without exactly one refund, or a refund of a coupon that is not REFUNDED."
+  REFUND_COUNT
+  "A coupon whose version or status does not match its transition history."
+  HISTORY_MISMATCH
+  "A transition along an edge the state machine does not have."
+  ILLEGAL_TRANSITION
+  "A campaign whose issued counters do not add up to its coupons."
+  ISSUED_COUNT_MISMATCH
+  "Compensation could not learn a stuck redemption's outcome from the order system."
+  LOOKUP_FAILING
+}
+
+"The review state of a finding."
+enum FindingStatus {
+  "Waiting for finance."
+  OPEN
+  "Resolved with a note."
+  RESOLVED
+}
+
+"One discrepancy found by reconciliation, reviewed by finance."
+type Finding {
+  "Finding id."
+  id: ID!
+  "What is wrong."
+  kind: FindingKind!
+  "Review state."
+  status: FindingStatus!
+  "The coupon concerned, if any."
+  coupon: Coupon
+  "The redemption number concerned, if any."
+  redeemNo: String
+  "The redemption concerned, if any."
+  redemption: Redemption
+  "What the check saw."
+  details: String!
+  "When it was found."
+  createdAt: Time!
+  "Who resolved it."
+  resolvedBy: String
+  "The resolution note."
+  note: String
+  "When it was resolved."
+  resolvedAt: Time
+}
+
+"Filters for findings."
+input FindingFilter {
+  "Only this state."
+  status: FindingStatus
+  "Only this kind."
+  kind: FindingKind
+  "Found at or after."
+  from: Time
+  "Found before."
+  to: Time
+}
+
+"A page of findings."
+type FindingConnection {
+  "The findings of this page."
+  edges: [FindingEdge!]!
+  "How to fetch the next page."
+  pageInfo: PageInfo!
+}
+
+"A finding and its cursor."
+type FindingEdge {
+  "Cursor of this row."
+  cursor: String!
+  "The finding."
+  node: Finding!
+}
+
+"Resolves a finding."
+input ResolveFindingInput {
+  "The finding."
+  findingId: ID!
+  "What was done about it, 1 to 1000 characters."
+  note: String!
+}
+
+"One store's (or one campaign's at one store) business on one local day. Amounts are what coupons took off, in fen."
+type StatementLine {
+  "The merchant's local day, YYYY-MM-DD."
+  day: String!
+  "The store."
+  store: Store!
+  "The campaign, on per-campaign lines; null on store totals."
+  campaign: Campaign
+  "Redemptions that succeeded that day."
+  redeemedCount: Int!
+  "Their discount amount."
+  redeemedAmount: Int!
+  "Refunds made that day."
+  refundedCount: Int!
+  "Their amount."
+  refundedAmount: Int!
+  "redeemedCount - refundedCount."
+  netCount: Int!
+  "redeemedAmount - refundedAmount."
+  netAmount: Int!
+}
+
+"Daily statements of a range of the merchant's local days."
+type Statement {
+  "The merchant's time zone the days are in."
+  timezone: String!
+  "First day, YYYY-MM-DD."
+  from: String!
+  "Last day, YYYY-MM-DD, included."
+  to: String!
+  "A line per store and day with any business."
+  stores: [StatementLine!]!
+  "The same, split by campaign."
+  campaigns: [StatementLine!]!
+}
+
+extend type Query {
+  "Reconciliation findings, newest first. ADMIN and FINANCE."
+  findings(filter: FindingFilter, first: Int, after: String): FindingConnection!
+  "Daily statements for local days from..to (YYYY-MM-DD, at most 366 days), optionally one store. ADMIN and FINANCE."
+  statements(from: String!, to: String!, storeId: ID): Statement!
+}
+
+extend type Mutation {
+  "Resolves an open finding with a note (audited). ADMIN and FINANCE; INVALID_STATE if already resolved."
+  resolveFinding(input: ResolveFindingInput!): Finding!
 }
 `, BuiltIn: false},
 	{Name: "../redemption.graphqls", Input: `"The state of a redemption flow (核销流水)."
@@ -1727,6 +2394,54 @@ func (ec *executionContext) childFields_CouponTransition(ctx context.Context, fi
 	return nil, fmt.Errorf("no field named %q was found under type CouponTransition", field.Name)
 }
 
+func (ec *executionContext) childFields_Finding(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Finding_id(ctx, field)
+	case "kind":
+		return ec.fieldContext_Finding_kind(ctx, field)
+	case "status":
+		return ec.fieldContext_Finding_status(ctx, field)
+	case "coupon":
+		return ec.fieldContext_Finding_coupon(ctx, field)
+	case "redeemNo":
+		return ec.fieldContext_Finding_redeemNo(ctx, field)
+	case "redemption":
+		return ec.fieldContext_Finding_redemption(ctx, field)
+	case "details":
+		return ec.fieldContext_Finding_details(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Finding_createdAt(ctx, field)
+	case "resolvedBy":
+		return ec.fieldContext_Finding_resolvedBy(ctx, field)
+	case "note":
+		return ec.fieldContext_Finding_note(ctx, field)
+	case "resolvedAt":
+		return ec.fieldContext_Finding_resolvedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Finding", field.Name)
+}
+
+func (ec *executionContext) childFields_FindingConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_FindingConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_FindingConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FindingConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_FindingEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_FindingEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_FindingEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FindingEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_IssueCouponsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "campaign":
@@ -1737,6 +2452,60 @@ func (ec *executionContext) childFields_IssueCouponsPayload(ctx context.Context,
 		return ec.fieldContext_IssueCouponsPayload_codes(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type IssueCouponsPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_JobCount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_JobCount_name(ctx, field)
+	case "value":
+		return ec.fieldContext_JobCount_value(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type JobCount", field.Name)
+}
+
+func (ec *executionContext) childFields_JobRun(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_JobRun_id(ctx, field)
+	case "job":
+		return ec.fieldContext_JobRun_job(ctx, field)
+	case "slot":
+		return ec.fieldContext_JobRun_slot(ctx, field)
+	case "node":
+		return ec.fieldContext_JobRun_node(ctx, field)
+	case "status":
+		return ec.fieldContext_JobRun_status(ctx, field)
+	case "counts":
+		return ec.fieldContext_JobRun_counts(ctx, field)
+	case "error":
+		return ec.fieldContext_JobRun_error(ctx, field)
+	case "startedAt":
+		return ec.fieldContext_JobRun_startedAt(ctx, field)
+	case "finishedAt":
+		return ec.fieldContext_JobRun_finishedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type JobRun", field.Name)
+}
+
+func (ec *executionContext) childFields_JobRunConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_JobRunConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_JobRunConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type JobRunConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_JobRunEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_JobRunEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_JobRunEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type JobRunEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_Merchant(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1839,6 +2608,46 @@ func (ec *executionContext) childFields_Refund(ctx context.Context, field graphq
 		return ec.fieldContext_Refund_createdAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Refund", field.Name)
+}
+
+func (ec *executionContext) childFields_Statement(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "timezone":
+		return ec.fieldContext_Statement_timezone(ctx, field)
+	case "from":
+		return ec.fieldContext_Statement_from(ctx, field)
+	case "to":
+		return ec.fieldContext_Statement_to(ctx, field)
+	case "stores":
+		return ec.fieldContext_Statement_stores(ctx, field)
+	case "campaigns":
+		return ec.fieldContext_Statement_campaigns(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Statement", field.Name)
+}
+
+func (ec *executionContext) childFields_StatementLine(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "day":
+		return ec.fieldContext_StatementLine_day(ctx, field)
+	case "store":
+		return ec.fieldContext_StatementLine_store(ctx, field)
+	case "campaign":
+		return ec.fieldContext_StatementLine_campaign(ctx, field)
+	case "redeemedCount":
+		return ec.fieldContext_StatementLine_redeemedCount(ctx, field)
+	case "redeemedAmount":
+		return ec.fieldContext_StatementLine_redeemedAmount(ctx, field)
+	case "refundedCount":
+		return ec.fieldContext_StatementLine_refundedCount(ctx, field)
+	case "refundedAmount":
+		return ec.fieldContext_StatementLine_refundedAmount(ctx, field)
+	case "netCount":
+		return ec.fieldContext_StatementLine_netCount(ctx, field)
+	case "netAmount":
+		return ec.fieldContext_StatementLine_netAmount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StatementLine", field.Name)
 }
 
 func (ec *executionContext) childFields_Store(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2115,6 +2924,34 @@ func (ec *executionContext) field_Mutation_reserveCoupon_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_resolveFinding_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ResolveFindingInput, error) {
+			return ec.unmarshalNResolveFindingInput2coupondᚋgraphᚋmodelᚐResolveFindingInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_runJob_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RunJobInput, error) {
+			return ec.unmarshalNRunJobInput2coupondᚋgraphᚋmodelᚐRunJobInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2217,6 +3054,66 @@ func (ec *executionContext) field_Query_coupons_args(ctx context.Context, rawArg
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_findings_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*model.FindingFilter, error) {
+			return ec.unmarshalOFindingFilter2ᚖcoupondᚋgraphᚋmodelᚐFindingFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_jobRuns_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*model.JobRunFilter, error) {
+			return ec.unmarshalOJobRunFilter2ᚖcoupondᚋgraphᚋmodelᚐJobRunFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_redemption_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2258,6 +3155,36 @@ func (ec *executionContext) field_Query_redemptions_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["after"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_statements_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "storeId",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOID2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["storeId"] = arg2
 	return args, nil
 }
 
@@ -3431,6 +4358,396 @@ func (ec *executionContext) fieldContext_CouponTransition_createdAt(_ context.Co
 	return graphql.NewScalarFieldContext("CouponTransition", field, false, false, "Time")
 }
 
+func (ec *executionContext) _Finding_id(ctx context.Context, field graphql.CollectedField, obj *models.Finding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Finding_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNID2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Finding_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Finding", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Finding_kind(ctx context.Context, field graphql.CollectedField, obj *models.Finding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Finding_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.FindingKind) graphql.Marshaler {
+			return ec.marshalNFindingKind2coupondᚋmodelsᚐFindingKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Finding_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Finding", field, false, false, "FindingKind")
+}
+
+func (ec *executionContext) _Finding_status(ctx context.Context, field graphql.CollectedField, obj *models.Finding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Finding_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.FindingStatus) graphql.Marshaler {
+			return ec.marshalNFindingStatus2coupondᚋmodelsᚐFindingStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Finding_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Finding", field, false, false, "FindingStatus")
+}
+
+func (ec *executionContext) _Finding_coupon(ctx context.Context, field graphql.CollectedField, obj *models.Finding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Finding_coupon(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Finding().Coupon(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Coupon) graphql.Marshaler {
+			return ec.marshalOCoupon2ᚖcoupondᚋmodelsᚐCoupon(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Finding_coupon(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Finding",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Coupon(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Finding_redeemNo(ctx context.Context, field graphql.CollectedField, obj *models.Finding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Finding_redeemNo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RedeemNo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Finding_redeemNo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Finding", field, false, false, "String")
+}
+
+func (ec *executionContext) _Finding_redemption(ctx context.Context, field graphql.CollectedField, obj *models.Finding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Finding_redemption(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Finding().Redemption(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.RedemptionFlow) graphql.Marshaler {
+			return ec.marshalORedemption2ᚖcoupondᚋmodelsᚐRedemptionFlow(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Finding_redemption(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Finding",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Redemption(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Finding_details(ctx context.Context, field graphql.CollectedField, obj *models.Finding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Finding_details(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Details, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Finding_details(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Finding", field, false, false, "String")
+}
+
+func (ec *executionContext) _Finding_createdAt(ctx context.Context, field graphql.CollectedField, obj *models.Finding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Finding_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Finding_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Finding", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Finding_resolvedBy(ctx context.Context, field graphql.CollectedField, obj *models.Finding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Finding_resolvedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResolvedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Finding_resolvedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Finding", field, false, false, "String")
+}
+
+func (ec *executionContext) _Finding_note(ctx context.Context, field graphql.CollectedField, obj *models.Finding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Finding_note(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Note, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Finding_note(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Finding", field, false, false, "String")
+}
+
+func (ec *executionContext) _Finding_resolvedAt(ctx context.Context, field graphql.CollectedField, obj *models.Finding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Finding_resolvedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResolvedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Finding_resolvedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Finding", field, false, false, "Time")
+}
+
+func (ec *executionContext) _FindingConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.FindingConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FindingConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.FindingEdge) graphql.Marshaler {
+			return ec.marshalNFindingEdge2ᚕᚖcoupondᚋgraphᚋmodelᚐFindingEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FindingConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FindingConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FindingEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FindingConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.FindingConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FindingConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖcoupondᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FindingConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FindingConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FindingEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.FindingEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FindingEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FindingEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FindingEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _FindingEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.FindingEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FindingEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Finding) graphql.Marshaler {
+			return ec.marshalNFinding2ᚖcoupondᚋmodelsᚐFinding(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FindingEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FindingEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Finding(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _IssueCouponsPayload_campaign(ctx context.Context, field graphql.CollectedField, obj *model.IssueCouponsPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3507,6 +4824,387 @@ func (ec *executionContext) _IssueCouponsPayload_codes(ctx context.Context, fiel
 }
 func (ec *executionContext) fieldContext_IssueCouponsPayload_codes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("IssueCouponsPayload", field, false, false, "String")
+}
+
+func (ec *executionContext) _JobCount_name(ctx context.Context, field graphql.CollectedField, obj *model.JobCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobCount_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobCount_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobCount", field, false, false, "String")
+}
+
+func (ec *executionContext) _JobCount_value(ctx context.Context, field graphql.CollectedField, obj *model.JobCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobCount_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobCount_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobCount", field, false, false, "Int")
+}
+
+func (ec *executionContext) _JobRun_id(ctx context.Context, field graphql.CollectedField, obj *models.JobRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRun_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNID2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobRun_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobRun", field, false, false, "ID")
+}
+
+func (ec *executionContext) _JobRun_job(ctx context.Context, field graphql.CollectedField, obj *models.JobRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRun_job(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Job, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobRun_job(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobRun", field, false, false, "String")
+}
+
+func (ec *executionContext) _JobRun_slot(ctx context.Context, field graphql.CollectedField, obj *models.JobRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRun_slot(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Slot, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_JobRun_slot(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobRun", field, false, false, "String")
+}
+
+func (ec *executionContext) _JobRun_node(ctx context.Context, field graphql.CollectedField, obj *models.JobRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRun_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobRun_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobRun", field, false, false, "String")
+}
+
+func (ec *executionContext) _JobRun_status(ctx context.Context, field graphql.CollectedField, obj *models.JobRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRun_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.JobRunStatus) graphql.Marshaler {
+			return ec.marshalNJobRunStatus2coupondᚋmodelsᚐJobRunStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobRun_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobRun", field, false, false, "JobRunStatus")
+}
+
+func (ec *executionContext) _JobRun_counts(ctx context.Context, field graphql.CollectedField, obj *models.JobRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRun_counts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.JobRun().Counts(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.JobCount) graphql.Marshaler {
+			return ec.marshalNJobCount2ᚕᚖcoupondᚋgraphᚋmodelᚐJobCountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobRun_counts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "JobRun",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_JobCount(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _JobRun_error(ctx context.Context, field graphql.CollectedField, obj *models.JobRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRun_error(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Error, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_JobRun_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobRun", field, false, false, "String")
+}
+
+func (ec *executionContext) _JobRun_startedAt(ctx context.Context, field graphql.CollectedField, obj *models.JobRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRun_startedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobRun_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobRun", field, false, false, "Time")
+}
+
+func (ec *executionContext) _JobRun_finishedAt(ctx context.Context, field graphql.CollectedField, obj *models.JobRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRun_finishedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FinishedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_JobRun_finishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobRun", field, false, false, "Time")
+}
+
+func (ec *executionContext) _JobRunConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.JobRunConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRunConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.JobRunEdge) graphql.Marshaler {
+			return ec.marshalNJobRunEdge2ᚕᚖcoupondᚋgraphᚋmodelᚐJobRunEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobRunConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "JobRunConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_JobRunEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _JobRunConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.JobRunConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRunConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖcoupondᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobRunConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "JobRunConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _JobRunEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.JobRunEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRunEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobRunEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobRunEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _JobRunEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.JobRunEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRunEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.JobRun) graphql.Marshaler {
+			return ec.marshalNJobRun2ᚖcoupondᚋmodelsᚐJobRun(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobRunEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "JobRunEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_JobRun(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Merchant_id(ctx context.Context, field graphql.CollectedField, obj *models.Merchant) (ret graphql.Marshaler) {
@@ -3727,6 +5425,94 @@ func (ec *executionContext) fieldContext_Mutation_issueCoupons(ctx context.Conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_issueCoupons_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_runJob(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_runJob(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RunJob(ctx, fc.Args["input"].(model.RunJobInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.JobRun) graphql.Marshaler {
+			return ec.marshalNJobRun2ᚖcoupondᚋmodelsᚐJobRun(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_runJob(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_JobRun(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_runJob_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_resolveFinding(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_resolveFinding(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ResolveFinding(ctx, fc.Args["input"].(model.ResolveFindingInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Finding) graphql.Marshaler {
+			return ec.marshalNFinding2ᚖcoupondᚋmodelsᚐFinding(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_resolveFinding(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Finding(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_resolveFinding_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -4201,6 +5987,161 @@ func (ec *executionContext) fieldContext_Query_coupons(ctx context.Context, fiel
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_coupons_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_jobRuns(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_jobRuns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().JobRuns(ctx, fc.Args["filter"].(*model.JobRunFilter), fc.Args["first"].(*int64), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.JobRunConnection) graphql.Marshaler {
+			return ec.marshalNJobRunConnection2ᚖcoupondᚋgraphᚋmodelᚐJobRunConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_jobRuns(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_JobRunConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_jobRuns_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_jobs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_jobs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Jobs(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_jobs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Query", field, true, true, "String")
+}
+
+func (ec *executionContext) _Query_findings(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_findings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Findings(ctx, fc.Args["filter"].(*model.FindingFilter), fc.Args["first"].(*int64), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.FindingConnection) graphql.Marshaler {
+			return ec.marshalNFindingConnection2ᚖcoupondᚋgraphᚋmodelᚐFindingConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_findings(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FindingConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_findings_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_statements(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_statements(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Statements(ctx, fc.Args["from"].(string), fc.Args["to"].(string), fc.Args["storeId"].(*int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *services.Statement) graphql.Marshaler {
+			return ec.marshalNStatement2ᚖcoupondᚋservicesᚐStatement(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_statements(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Statement(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_statements_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -5106,6 +7047,364 @@ func (ec *executionContext) _Refund_createdAt(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_Refund_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Refund", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Statement_timezone(ctx context.Context, field graphql.CollectedField, obj *services.Statement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Statement_timezone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Timezone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Statement_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Statement", field, false, false, "String")
+}
+
+func (ec *executionContext) _Statement_from(ctx context.Context, field graphql.CollectedField, obj *services.Statement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Statement_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Statement_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Statement", field, false, false, "String")
+}
+
+func (ec *executionContext) _Statement_to(ctx context.Context, field graphql.CollectedField, obj *services.Statement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Statement_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Statement_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Statement", field, false, false, "String")
+}
+
+func (ec *executionContext) _Statement_stores(ctx context.Context, field graphql.CollectedField, obj *services.Statement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Statement_stores(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Stores, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []services.StatementLine) graphql.Marshaler {
+			return ec.marshalNStatementLine2ᚕcoupondᚋservicesᚐStatementLineᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Statement_stores(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Statement",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StatementLine(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Statement_campaigns(ctx context.Context, field graphql.CollectedField, obj *services.Statement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Statement_campaigns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Campaigns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []services.StatementLine) graphql.Marshaler {
+			return ec.marshalNStatementLine2ᚕcoupondᚋservicesᚐStatementLineᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Statement_campaigns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Statement",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StatementLine(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StatementLine_day(ctx context.Context, field graphql.CollectedField, obj *services.StatementLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatementLine_day(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Day, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StatementLine_day(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StatementLine", field, false, false, "String")
+}
+
+func (ec *executionContext) _StatementLine_store(ctx context.Context, field graphql.CollectedField, obj *services.StatementLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatementLine_store(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.StatementLine().Store(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Store) graphql.Marshaler {
+			return ec.marshalNStore2ᚖcoupondᚋmodelsᚐStore(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StatementLine_store(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StatementLine",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Store(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StatementLine_campaign(ctx context.Context, field graphql.CollectedField, obj *services.StatementLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatementLine_campaign(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.StatementLine().Campaign(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Campaign) graphql.Marshaler {
+			return ec.marshalOCampaign2ᚖcoupondᚋmodelsᚐCampaign(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_StatementLine_campaign(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StatementLine",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Campaign(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StatementLine_redeemedCount(ctx context.Context, field graphql.CollectedField, obj *services.StatementLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatementLine_redeemedCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RedeemedCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StatementLine_redeemedCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StatementLine", field, false, false, "Int")
+}
+
+func (ec *executionContext) _StatementLine_redeemedAmount(ctx context.Context, field graphql.CollectedField, obj *services.StatementLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatementLine_redeemedAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RedeemedAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StatementLine_redeemedAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StatementLine", field, false, false, "Int")
+}
+
+func (ec *executionContext) _StatementLine_refundedCount(ctx context.Context, field graphql.CollectedField, obj *services.StatementLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatementLine_refundedCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RefundedCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StatementLine_refundedCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StatementLine", field, false, false, "Int")
+}
+
+func (ec *executionContext) _StatementLine_refundedAmount(ctx context.Context, field graphql.CollectedField, obj *services.StatementLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatementLine_refundedAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RefundedAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StatementLine_refundedAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StatementLine", field, false, false, "Int")
+}
+
+func (ec *executionContext) _StatementLine_netCount(ctx context.Context, field graphql.CollectedField, obj *services.StatementLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatementLine_netCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NetCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StatementLine_netCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StatementLine", field, false, false, "Int")
+}
+
+func (ec *executionContext) _StatementLine_netAmount(ctx context.Context, field graphql.CollectedField, obj *services.StatementLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatementLine_netAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NetAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StatementLine_netAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StatementLine", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Store_id(ctx context.Context, field graphql.CollectedField, obj *models.Store) (ret graphql.Marshaler) {
@@ -6785,6 +9084,69 @@ func UnmarshalCreateStoreInput(ctx context.Context, raw any) (model.CreateStoreI
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputFindingFilter(ctx context.Context, obj any) (model.FindingFilter, error) {
+	var it model.FindingFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"status", "kind", "from", "to"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalOFindingStatus2ᚖcoupondᚋmodelsᚐFindingStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		case "kind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
+			data, err := ec.unmarshalOFindingKind2ᚖcoupondᚋmodelsᚐFindingKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Kind = data
+		case "from":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("from"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.From = data
+		case "to":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("to"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.To = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalFindingFilter unmarshals raw into the FindingFilter input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalFindingFilter(ctx context.Context, raw any) (model.FindingFilter, error) {
+	var out model.FindingFilter
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "FindingFilter", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputIssueCouponsInput(ctx context.Context, obj any) (model.IssueCouponsInput, error) {
 	var it model.IssueCouponsInput
 	if obj == nil {
@@ -6838,6 +9200,55 @@ func (ec *executionContext) unmarshalInputIssueCouponsInput(ctx context.Context,
 func UnmarshalIssueCouponsInput(ctx context.Context, raw any) (model.IssueCouponsInput, error) {
 	var out model.IssueCouponsInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "IssueCouponsInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputJobRunFilter(ctx context.Context, obj any) (model.JobRunFilter, error) {
+	var it model.JobRunFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"job", "status"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "job":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("job"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Job = data
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalOJobRunStatus2ᚖcoupondᚋmodelsᚐJobRunStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalJobRunFilter unmarshals raw into the JobRunFilter input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalJobRunFilter(ctx context.Context, raw any) (model.JobRunFilter, error) {
+	var out model.JobRunFilter
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "JobRunFilter", raw, &out)
 	return out, err
 }
 
@@ -7027,6 +9438,97 @@ func (ec *executionContext) unmarshalInputRefundRedemptionInput(ctx context.Cont
 func UnmarshalRefundRedemptionInput(ctx context.Context, raw any) (model.RefundRedemptionInput, error) {
 	var out model.RefundRedemptionInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "RefundRedemptionInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputResolveFindingInput(ctx context.Context, obj any) (model.ResolveFindingInput, error) {
+	var it model.ResolveFindingInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"findingId", "note"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "findingId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("findingId"))
+			data, err := ec.unmarshalNID2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FindingID = data
+		case "note":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("note"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Note = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalResolveFindingInput unmarshals raw into the ResolveFindingInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalResolveFindingInput(ctx context.Context, raw any) (model.ResolveFindingInput, error) {
+	var out model.ResolveFindingInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ResolveFindingInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputRunJobInput(ctx context.Context, obj any) (model.RunJobInput, error) {
+	var it model.RunJobInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"job"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "job":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("job"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Job = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRunJobInput unmarshals raw into the RunJobInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRunJobInput(ctx context.Context, raw any) (model.RunJobInput, error) {
+	var out model.RunJobInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RunJobInput", raw, &out)
 	return out, err
 }
 
@@ -7450,6 +9952,167 @@ func (ec *executionContext) _CouponTransition(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var findingImplementors = []string{"Finding"}
+
+func (ec *executionContext) _Finding(ctx context.Context, sel ast.SelectionSet, obj *models.Finding) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, findingImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Finding")
+		case "id":
+			out.Values[i] = ec._Finding_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "kind":
+			out.Values[i] = ec._Finding_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._Finding_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "coupon":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Finding_coupon(ctx, field, obj)
+				})
+		case "redeemNo":
+			out.Values[i] = ec._Finding_redeemNo(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "redemption":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Finding_redemption(ctx, field, obj)
+				})
+		case "details":
+			out.Values[i] = ec._Finding_details(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Finding_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "resolvedBy":
+			out.Values[i] = ec._Finding_resolvedBy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "note":
+			out.Values[i] = ec._Finding_note(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "resolvedAt":
+			out.Values[i] = ec._Finding_resolvedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var findingConnectionImplementors = []string{"FindingConnection"}
+
+func (ec *executionContext) _FindingConnection(ctx context.Context, sel ast.SelectionSet, obj *model.FindingConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, findingConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FindingConnection")
+		case "edges":
+			out.Values[i] = ec._FindingConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._FindingConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var findingEdgeImplementors = []string{"FindingEdge"}
+
+func (ec *executionContext) _FindingEdge(ctx context.Context, sel ast.SelectionSet, obj *model.FindingEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, findingEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FindingEdge")
+		case "cursor":
+			out.Values[i] = ec._FindingEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._FindingEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var issueCouponsPayloadImplementors = []string{"IssueCouponsPayload"}
 
 func (ec *executionContext) _IssueCouponsPayload(ctx context.Context, sel ast.SelectionSet, obj *model.IssueCouponsPayload) graphql.Marshaler {
@@ -7473,6 +10136,194 @@ func (ec *executionContext) _IssueCouponsPayload(ctx context.Context, sel ast.Se
 			}
 		case "codes":
 			out.Values[i] = ec._IssueCouponsPayload_codes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var jobCountImplementors = []string{"JobCount"}
+
+func (ec *executionContext) _JobCount(ctx context.Context, sel ast.SelectionSet, obj *model.JobCount) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, jobCountImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("JobCount")
+		case "name":
+			out.Values[i] = ec._JobCount_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "value":
+			out.Values[i] = ec._JobCount_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var jobRunImplementors = []string{"JobRun"}
+
+func (ec *executionContext) _JobRun(ctx context.Context, sel ast.SelectionSet, obj *models.JobRun) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, jobRunImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("JobRun")
+		case "id":
+			out.Values[i] = ec._JobRun_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "job":
+			out.Values[i] = ec._JobRun_job(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "slot":
+			out.Values[i] = ec._JobRun_slot(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "node":
+			out.Values[i] = ec._JobRun_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._JobRun_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "counts":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._JobRun_counts(ctx, field, obj)
+				})
+		case "error":
+			out.Values[i] = ec._JobRun_error(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "startedAt":
+			out.Values[i] = ec._JobRun_startedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "finishedAt":
+			out.Values[i] = ec._JobRun_finishedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var jobRunConnectionImplementors = []string{"JobRunConnection"}
+
+func (ec *executionContext) _JobRunConnection(ctx context.Context, sel ast.SelectionSet, obj *model.JobRunConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, jobRunConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("JobRunConnection")
+		case "edges":
+			out.Values[i] = ec._JobRunConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._JobRunConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var jobRunEdgeImplementors = []string{"JobRunEdge"}
+
+func (ec *executionContext) _JobRunEdge(ctx context.Context, sel ast.SelectionSet, obj *model.JobRunEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, jobRunEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("JobRunEdge")
+		case "cursor":
+			out.Values[i] = ec._JobRunEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._JobRunEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -7577,6 +10428,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "issueCoupons":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_issueCoupons(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "runJob":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_runJob(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resolveFinding":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_resolveFinding(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -7719,6 +10584,30 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_coupons(ctx, field)
+				})
+		case "jobRuns":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_jobRuns(ctx, field)
+				})
+		case "jobs":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_jobs(ctx, field)
+				})
+		case "findings":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_findings(ctx, field)
+				})
+		case "statements":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_statements(ctx, field)
 				})
 		case "redemption":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
@@ -8002,6 +10891,134 @@ func (ec *executionContext) _Refund(ctx context.Context, sel ast.SelectionSet, o
 				})
 		case "createdAt":
 			out.Values[i] = ec._Refund_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var statementImplementors = []string{"Statement"}
+
+func (ec *executionContext) _Statement(ctx context.Context, sel ast.SelectionSet, obj *services.Statement) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, statementImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Statement")
+		case "timezone":
+			out.Values[i] = ec._Statement_timezone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "from":
+			out.Values[i] = ec._Statement_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._Statement_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "stores":
+			out.Values[i] = ec._Statement_stores(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "campaigns":
+			out.Values[i] = ec._Statement_campaigns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var statementLineImplementors = []string{"StatementLine"}
+
+func (ec *executionContext) _StatementLine(ctx context.Context, sel ast.SelectionSet, obj *services.StatementLine) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, statementLineImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StatementLine")
+		case "day":
+			out.Values[i] = ec._StatementLine_day(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "store":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._StatementLine_store(ctx, field, obj)
+				})
+		case "campaign":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._StatementLine_campaign(ctx, field, obj)
+				})
+		case "redeemedCount":
+			out.Values[i] = ec._StatementLine_redeemedCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "redeemedAmount":
+			out.Values[i] = ec._StatementLine_redeemedAmount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "refundedCount":
+			out.Values[i] = ec._StatementLine_refundedCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "refundedAmount":
+			out.Values[i] = ec._StatementLine_refundedAmount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "netCount":
+			out.Values[i] = ec._StatementLine_netCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "netAmount":
+			out.Values[i] = ec._StatementLine_netAmount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -8719,6 +11736,76 @@ func (ec *executionContext) unmarshalNCreateStoreInput2coupondᚋgraphᚋmodel�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNFinding2ᚖcoupondᚋmodelsᚐFinding(ctx context.Context, sel ast.SelectionSet, v *models.Finding) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Finding!")
+		return graphql.Null
+	}
+	return ec._Finding(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNFindingConnection2ᚖcoupondᚋgraphᚋmodelᚐFindingConnection(ctx context.Context, sel ast.SelectionSet, v *model.FindingConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "FindingConnection!")
+		return graphql.Null
+	}
+	return ec._FindingConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNFindingEdge2ᚕᚖcoupondᚋgraphᚋmodelᚐFindingEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.FindingEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNFindingEdge2ᚖcoupondᚋgraphᚋmodelᚐFindingEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNFindingEdge2ᚖcoupondᚋgraphᚋmodelᚐFindingEdge(ctx context.Context, sel ast.SelectionSet, v *model.FindingEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "FindingEdge!")
+		return graphql.Null
+	}
+	return ec._FindingEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNFindingKind2coupondᚋmodelsᚐFindingKind(ctx context.Context, v any) (models.FindingKind, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := models.FindingKind(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFindingKind2coupondᚋmodelsᚐFindingKind(ctx context.Context, sel ast.SelectionSet, v models.FindingKind) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "FindingKind!")
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNFindingStatus2coupondᚋmodelsᚐFindingStatus(ctx context.Context, v any) (models.FindingStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := models.FindingStatus(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFindingStatus2coupondᚋmodelsᚐFindingStatus(ctx context.Context, sel ast.SelectionSet, v models.FindingStatus) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "FindingStatus!")
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNID2int64(ctx context.Context, v any) (int64, error) {
 	res, err := scalar.UnmarshalInt64ID(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -8787,6 +11874,85 @@ func (ec *executionContext) marshalNIssueCouponsPayload2ᚖcoupondᚋgraphᚋmod
 		return graphql.Null
 	}
 	return ec._IssueCouponsPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNJobCount2ᚕᚖcoupondᚋgraphᚋmodelᚐJobCountᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.JobCount) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNJobCount2ᚖcoupondᚋgraphᚋmodelᚐJobCount(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNJobCount2ᚖcoupondᚋgraphᚋmodelᚐJobCount(ctx context.Context, sel ast.SelectionSet, v *model.JobCount) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "JobCount!")
+		return graphql.Null
+	}
+	return ec._JobCount(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNJobRun2ᚖcoupondᚋmodelsᚐJobRun(ctx context.Context, sel ast.SelectionSet, v *models.JobRun) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "JobRun!")
+		return graphql.Null
+	}
+	return ec._JobRun(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNJobRunConnection2ᚖcoupondᚋgraphᚋmodelᚐJobRunConnection(ctx context.Context, sel ast.SelectionSet, v *model.JobRunConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "JobRunConnection!")
+		return graphql.Null
+	}
+	return ec._JobRunConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNJobRunEdge2ᚕᚖcoupondᚋgraphᚋmodelᚐJobRunEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.JobRunEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNJobRunEdge2ᚖcoupondᚋgraphᚋmodelᚐJobRunEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNJobRunEdge2ᚖcoupondᚋgraphᚋmodelᚐJobRunEdge(ctx context.Context, sel ast.SelectionSet, v *model.JobRunEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "JobRunEdge!")
+		return graphql.Null
+	}
+	return ec._JobRunEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNJobRunStatus2coupondᚋmodelsᚐJobRunStatus(ctx context.Context, v any) (models.JobRunStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := models.JobRunStatus(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNJobRunStatus2coupondᚋmodelsᚐJobRunStatus(ctx context.Context, sel ast.SelectionSet, v models.JobRunStatus) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "JobRunStatus!")
+	}
+	return res
 }
 
 func (ec *executionContext) marshalNMerchant2ᚖcoupondᚋmodelsᚐMerchant(ctx context.Context, sel ast.SelectionSet, v *models.Merchant) graphql.Marshaler {
@@ -8925,6 +12091,11 @@ func (ec *executionContext) unmarshalNRefundRedemptionInput2coupondᚋgraphᚋmo
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNResolveFindingInput2coupondᚋgraphᚋmodelᚐResolveFindingInput(ctx context.Context, v any) (model.ResolveFindingInput, error) {
+	res, err := ec.unmarshalInputResolveFindingInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNRole2coupondᚋmodelsᚐRole(ctx context.Context, v any) (models.Role, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := models.Role(tmp)
@@ -8938,6 +12109,39 @@ func (ec *executionContext) marshalNRole2coupondᚋmodelsᚐRole(ctx context.Con
 		graphql.AddInvalidNullFromMarshaler(ctx, "Role!")
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNRunJobInput2coupondᚋgraphᚋmodelᚐRunJobInput(ctx context.Context, v any) (model.RunJobInput, error) {
+	res, err := ec.unmarshalInputRunJobInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNStatement2ᚖcoupondᚋservicesᚐStatement(ctx context.Context, sel ast.SelectionSet, v *services.Statement) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Statement!")
+		return graphql.Null
+	}
+	return ec._Statement(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNStatementLine2coupondᚋservicesᚐStatementLine(ctx context.Context, sel ast.SelectionSet, v services.StatementLine) graphql.Marshaler {
+	return ec._StatementLine(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNStatementLine2ᚕcoupondᚋservicesᚐStatementLineᚄ(ctx context.Context, sel ast.SelectionSet, v []services.StatementLine) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNStatementLine2coupondᚋservicesᚐStatementLine(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNStore2ᚕᚖcoupondᚋmodelsᚐStoreᚄ(ctx context.Context, sel ast.SelectionSet, v []*models.Store) graphql.Marshaler {
@@ -9274,6 +12478,52 @@ func (ec *executionContext) marshalOCouponStatus2ᚖcoupondᚋmodelsᚐCouponSta
 	return res
 }
 
+func (ec *executionContext) unmarshalOFindingFilter2ᚖcoupondᚋgraphᚋmodelᚐFindingFilter(ctx context.Context, v any) (*model.FindingFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputFindingFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOFindingKind2ᚖcoupondᚋmodelsᚐFindingKind(ctx context.Context, v any) (*models.FindingKind, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := models.FindingKind(tmp)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOFindingKind2ᚖcoupondᚋmodelsᚐFindingKind(ctx context.Context, sel ast.SelectionSet, v *models.FindingKind) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(string(*v))
+	return res
+}
+
+func (ec *executionContext) unmarshalOFindingStatus2ᚖcoupondᚋmodelsᚐFindingStatus(ctx context.Context, v any) (*models.FindingStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := models.FindingStatus(tmp)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOFindingStatus2ᚖcoupondᚋmodelsᚐFindingStatus(ctx context.Context, sel ast.SelectionSet, v *models.FindingStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(string(*v))
+	return res
+}
+
 func (ec *executionContext) unmarshalOID2ᚕint64ᚄ(ctx context.Context, v any) ([]int64, error) {
 	if v == nil {
 		return nil, nil
@@ -9342,6 +12592,33 @@ func (ec *executionContext) marshalOInt2ᚖint64(ctx context.Context, sel ast.Se
 	_ = sel
 	_ = ctx
 	res := scalar.MarshalInt64(*v)
+	return res
+}
+
+func (ec *executionContext) unmarshalOJobRunFilter2ᚖcoupondᚋgraphᚋmodelᚐJobRunFilter(ctx context.Context, v any) (*model.JobRunFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputJobRunFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOJobRunStatus2ᚖcoupondᚋmodelsᚐJobRunStatus(ctx context.Context, v any) (*models.JobRunStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := models.JobRunStatus(tmp)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOJobRunStatus2ᚖcoupondᚋmodelsᚐJobRunStatus(ctx context.Context, sel ast.SelectionSet, v *models.JobRunStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(string(*v))
 	return res
 }
 

@@ -103,6 +103,34 @@ type CreateStoreInput struct {
 	Name string `json:"name"`
 }
 
+// A page of findings.
+type FindingConnection struct {
+	// The findings of this page.
+	Edges []*FindingEdge `json:"edges"`
+	// How to fetch the next page.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// A finding and its cursor.
+type FindingEdge struct {
+	// Cursor of this row.
+	Cursor string `json:"cursor"`
+	// The finding.
+	Node *models.Finding `json:"node"`
+}
+
+// Filters for findings.
+type FindingFilter struct {
+	// Only this state.
+	Status *models.FindingStatus `json:"status,omitempty"`
+	// Only this kind.
+	Kind *models.FindingKind `json:"kind,omitempty"`
+	// Found at or after.
+	From *time.Time `json:"from,omitempty"`
+	// Found before.
+	To *time.Time `json:"to,omitempty"`
+}
+
 // Coupons to issue.
 type IssueCouponsInput struct {
 	// The campaign to issue from.
@@ -121,6 +149,38 @@ type IssueCouponsPayload struct {
 	Issued int64 `json:"issued"`
 	// The batch's codes: at most the first 1000. The full list is at /export/coupons.csv?campaignId=...
 	Codes []string `json:"codes"`
+}
+
+// A named count of what a job run did.
+type JobCount struct {
+	// What was counted, e.g. released.
+	Name string `json:"name"`
+	// How many.
+	Value int64 `json:"value"`
+}
+
+// A page of job runs.
+type JobRunConnection struct {
+	// The runs of this page.
+	Edges []*JobRunEdge `json:"edges"`
+	// How to fetch the next page.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// A job run and its cursor.
+type JobRunEdge struct {
+	// Cursor of this row.
+	Cursor string `json:"cursor"`
+	// The run.
+	Node *models.JobRun `json:"node"`
+}
+
+// Filters for job runs.
+type JobRunFilter struct {
+	// Only this job.
+	Job *string `json:"job,omitempty"`
+	// Only this state.
+	Status *models.JobRunStatus `json:"status,omitempty"`
 }
 
 // Changes.
@@ -189,6 +249,20 @@ type RefundRedemptionInput struct {
 	Reason *string `json:"reason,omitempty"`
 	// Issue a replacement coupon linked to the refunded one.
 	Reissue *bool `json:"reissue,omitempty"`
+}
+
+// Resolves a finding.
+type ResolveFindingInput struct {
+	// The finding.
+	FindingID int64 `json:"findingId"`
+	// What was done about it, 1 to 1000 characters.
+	Note string `json:"note"`
+}
+
+// Runs a job now.
+type RunJobInput struct {
+	// compensation, reconciliation or daily-statement.
+	Job string `json:"job"`
 }
 
 // A page of stores.

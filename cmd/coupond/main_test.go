@@ -1,0 +1,242 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"coupond/internal/testdb"
+)
+
+// syncBuffer is a bytes.Buffer safe to read while the server writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// startServe runs `coupond serve --demo` in process and returns its address
+// and printed output once it listens.
+func startServe(t *testing.T, dbURL string, extra ...string) (string, *syncBuffer) {
+	t.Helper()
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	args := append([]string{"serve", "--demo", "--addr", addr, "--database-url", dbURL}, extra...)
+	go func() { done <- run(ctx, args, out, io.Discard) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	for start := time.Now(); time.Since(start) < 30*time.Second; time.Sleep(20 * time.Millisecond) {
+		if strings.Contains(out.String(), "listening on") {
+			return addr, out
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("serve exited: %v\n%s", err, out.String())
+		default:
+		}
+	}
+	t.Fatalf("serve did not start:\n%s", out.String())
+	return "", nil
+}
+
+func token(t *testing.T, out, role string) string {
+	t.Helper()
+	m := regexp.MustCompile(role + ` token:\s+(cpd_\w+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no %s token in %q", role, out)
+	}
+	return m[1]
+}
+
+func gql(t *testing.T, addr, tok, query string, vars map[string]any) map[string]any {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	if out["errors"] != nil {
+		t.Fatalf("errors: %v", out["errors"])
+	}
+	return out["data"].(map[string]any)
+}
+
+func databaseURLs(t *testing.T) map[string]func(t *testing.T) string {
+	return map[string]func(t *testing.T) string{
+		"sqlite":   func(t *testing.T) string { return t.TempDir() + "/coupond.db" },
+		"postgres": func(t *testing.T) string { u, _ := testdb.PostgresURL(t); return u },
+	}
+}
+
+func get(t *testing.T, url, tok string) (int, string, http.Header) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	if tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header
+}
+
+// The README's run command: serve --demo gives a populated API, console,
+// exports, metrics and health endpoints, on SQLite and on PostgreSQL; a second
+// start on the same database keeps the data and mints new tokens.
+func TestServeDemo(t *testing.T) {
+	for _, name := range []string{"sqlite", "postgres"} {
+		t.Run(name, func(t *testing.T) {
+			dbURL := databaseURLs(t)[name](t)
+			addr, out := startServe(t, dbURL, "--playground")
+			admin, clerk, finance := token(t, out.String(), "ADMIN"), token(t, out.String(), "CLERK"), token(t, out.String(), "FINANCE")
+			data := gql(t, addr, admin, `{ viewer { role merchant { code } } coupons(first: 1, filter: {status: UNUSED}) { edges { node { code } } }
+				campaigns { edges { node { issued } } } redemptions(first: 100) { edges { node { status } } } }`, nil)
+			if got := data["viewer"].(map[string]any)["merchant"].(map[string]any)["code"]; got != "demo" {
+				t.Fatalf("merchant %v", got)
+			}
+			issued := 0.0
+			for _, e := range data["campaigns"].(map[string]any)["edges"].([]any) {
+				issued += e.(map[string]any)["node"].(map[string]any)["issued"].(float64)
+			}
+			if issued != 1000 {
+				t.Fatalf("issued %v, want 1000", issued)
+			}
+			if n := len(data["redemptions"].(map[string]any)["edges"].([]any)); n < 20 {
+				t.Fatalf("%d demo redemptions", n)
+			}
+			code := data["coupons"].(map[string]any)["edges"].([]any)[0].(map[string]any)["node"].(map[string]any)["code"].(string)
+			stores := gql(t, addr, clerk, `{ viewer { storeIds } }`, nil)["viewer"].(map[string]any)["storeIds"].([]any)
+			red := gql(t, addr, clerk, `mutation($in: RedeemCouponInput!) { redeemCoupon(input: $in) { status } }`,
+				map[string]any{"in": map[string]any{"code": code, "storeId": stores[0], "requestId": "cmd-test-1", "orderAmount": 10000}})
+			if st := red["redeemCoupon"].(map[string]any)["status"]; st != "SUCCEEDED" {
+				t.Fatalf("redeem %v", st)
+			}
+			run := gql(t, addr, admin, `mutation { runJob(input: {job: "reconciliation"}) { status counts { name value } } }`, nil)
+			if st := run["runJob"].(map[string]any)["status"]; st != "SUCCEEDED" {
+				t.Fatalf("reconciliation run %v", run)
+			}
+			open := gql(t, addr, finance, `{ findings(filter: {status: OPEN}) { edges { node { kind details } } } }`, nil)
+			if n := len(open["findings"].(map[string]any)["edges"].([]any)); n != 0 {
+				t.Fatalf("demo data has %d findings: %v", n, open)
+			}
+			today := time.Now().In(time.FixedZone("CST", 8*3600)).Format("2006-01-02")
+			for _, tt := range []struct {
+				path, tok, want string
+				status          int
+			}{
+				{"/healthz", "", "ok", 200},
+				{"/readyz", "", "ready", 200},
+				{"/metrics", "", "coupond_redemptions_total", 200},
+				{"/", "", "<html", 200},
+				{"/coupons/some-deep-link", "", "<html", 200},
+				{"/playground/", "", "graphiql", 200},
+				{"/export/statements.csv?from=" + today + "&to=" + today + "&lang=zh", finance, "核销笔数", 200},
+				{"/export/statements.xlsx?from=" + today + "&to=" + today, finance, "PK", 200},
+				{"/export/findings.csv", finance, "kind", 200},
+				{"/export/coupons.csv?campaignId=1", admin, "formatted", 200},
+				{"/export/coupons.csv?campaignId=1", clerk, "FORBIDDEN", 403},
+				{"/export/statements.csv?from=" + today + "&to=" + today, "", "UNAUTHENTICATED", 401},
+				{"/export/statements.csv?from=yesterday&to=" + today, finance, "BAD_USER_INPUT", 400},
+			} {
+				status, body, _ := get(t, "http://"+addr+tt.path, tt.tok)
+				if status != tt.status || !strings.Contains(body, tt.want) {
+					t.Fatalf("GET %s: %d %.200q, want %d with %q", tt.path, status, body, tt.status, tt.want)
+				}
+			}
+			_, body, _ := get(t, "http://"+addr+"/export/coupons.csv?campaignId=1", admin)
+			if lines := strings.Count(body, "\n"); lines != 601 {
+				t.Fatalf("codes export has %d lines, want 600 codes and a header", lines)
+			}
+		})
+	}
+}
+
+func TestCLI(t *testing.T) {
+	for _, name := range []string{"sqlite", "postgres"} {
+		t.Run(name, func(t *testing.T) {
+			dbURL := databaseURLs(t)[name](t)
+			ctx := context.Background()
+			cli := func(args ...string) (string, error) {
+				var out bytes.Buffer
+				err := run(ctx, append(args, "--database-url", dbURL), &out, io.Discard)
+				return out.String(), err
+			}
+			out, err := cli("migrate")
+			if err != nil || !strings.Contains(out, "applied migration") {
+				t.Fatalf("migrate: %q %v", out, err)
+			}
+			if out, err = cli("migrate"); err != nil || !strings.Contains(out, "up to date") {
+				t.Fatalf("second migrate: %q %v", out, err)
+			}
+			if out, err = cli("merchant", "create", "--code", "acme", "--name", "Acme", "--timezone", "Asia/Shanghai"); err != nil {
+				t.Fatalf("merchant create: %q %v", out, err)
+			}
+			if _, err = cli("merchant", "create", "--code", "acme", "--name", "Again"); err == nil {
+				t.Fatal("duplicate merchant accepted")
+			}
+			if _, err = cli("token", "create", "--merchant", "acme", "--role", "CLERK"); err == nil {
+				t.Fatal("clerk token without a store accepted")
+			}
+			out, err = cli("token", "create", "--merchant", "acme", "--role", "ADMIN")
+			if err != nil || !regexp.MustCompile(`^cpd_\w+\n$`).MatchString(out) {
+				t.Fatalf("token create printed %q, %v; want only the token", out, err)
+			}
+			if out, err = cli("audit"); err != nil || !strings.Contains(out, "no violations") {
+				t.Fatalf("audit of a consistent database: %q %v", out, err)
+			}
+		})
+	}
+}
+
+func TestUnknownCommand(t *testing.T) {
+	err := run(context.Background(), []string{"frobnicate"}, io.Discard, io.Discard)
+	if exitCode(err) != 2 {
+		t.Fatalf("exit code %d, want 2", exitCode(err))
+	}
+	if exitCode(run(context.Background(), nil, io.Discard, io.Discard)) != 2 {
+		t.Fatal("no command should exit 2")
+	}
+	_ = fmt.Sprint()
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"gorm.io/gorm"
+
+	"coupond/models"
+	"coupond/services"
+)
+
+// metrics are coupond's Prometheus metrics.
+type metrics struct {
+	reg         *prometheus.Registry
+	redemptions *prometheus.CounterVec
+	latency     *prometheus.HistogramVec
+	jobRuns     *prometheus.CounterVec
+	jobSeconds  *prometheus.HistogramVec
+}
+
+func newMetrics(db *gorm.DB, svc func() *services.Services) (*metrics, error) {
+	m := &metrics{reg: prometheus.NewRegistry()}
+	m.redemptions = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "coupond_redemptions_total",
+		Help: "Redeem and reserve requests by operation and outcome (flow status or error code)."}, []string{"operation", "outcome"})
+	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "coupond_redemption_duration_seconds",
+		Help:    "Time to answer a redeem or reserve request, in the service.",
+		Buckets: []float64{.001, .0025, .005, .01, .02, .05, .1, .25, .5, 1, 2.5, 10}}, []string{"operation"})
+	m.jobRuns = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "coupond_job_runs_total",
+		Help: "Background job runs by job and result."}, []string{"job", "result"})
+	m.jobSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "coupond_job_duration_seconds",
+		Help: "Duration of background job runs.", Buckets: prometheus.ExponentialBuckets(0.01, 4, 8)}, []string{"job"})
+	holds := func(pick func(n int64, oldest time.Duration) float64) func() float64 {
+		return func() float64 {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			n, oldest, err := svc().Coupons.HoldStats(ctx, time.Now().UTC())
+			if err != nil {
+				return -1
+			}
+			return pick(n, oldest)
+		}
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, err
+	}
+	m.reg.MustRegister(m.redemptions, m.latency, m.jobRuns, m.jobSeconds,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "coupond_redeeming_coupons",
+			Help: "Coupons held REDEEMING by a redemption whose outcome is not final."},
+			holds(func(n int64, _ time.Duration) float64 { return float64(n) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "coupond_redeeming_oldest_seconds",
+			Help: "Age of the oldest unfinished redemption; alert when it passes hold timeout plus the compensation interval."},
+			holds(func(_ int64, d time.Duration) float64 { return d.Seconds() })),
+		collectors.NewDBStatsCollector(sqlDB, "coupond"),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return m, nil
+}
+
+func (m *metrics) observeRedemption(op models.Operation, outcome string, took time.Duration) {
+	m.redemptions.WithLabelValues(string(op), outcome).Inc()
+	m.latency.WithLabelValues(string(op)).Observe(took.Seconds())
+}
+
+func (m *metrics) observeJob(job string, took time.Duration, err error) {
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	m.jobRuns.WithLabelValues(job, result).Inc()
+	m.jobSeconds.WithLabelValues(job).Observe(took.Seconds())
+}

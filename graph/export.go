@@ -1,0 +1,353 @@
+package graph
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/xuri/excelize/v2"
+
+	"coupond/models"
+	"coupond/services"
+)
+
+// NewExportHandler serves the finance exports under /export/, with the same
+// bearer tokens and roles as the API:
+//
+//	/export/statements.csv|xlsx?from=YYYY-MM-DD&to=YYYY-MM-DD[&storeId=ID][&lang=zh]
+//	/export/findings.csv|xlsx?[from=RFC3339][&to=RFC3339][&status=OPEN][&lang=zh]
+//	/export/coupons.csv?campaignId=ID[&lang=zh]
+//
+// CSV is streamed row by row; XLSX is written with excelize's stream writer.
+func NewExportHandler(svc *services.Services, log *slog.Logger) http.Handler {
+	e := &exporter{svc: svc, log: log}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /export/statements.csv", e.serve(e.statements, false))
+	mux.HandleFunc("GET /export/statements.xlsx", e.serve(e.statements, true))
+	mux.HandleFunc("GET /export/findings.csv", e.serve(e.findings, false))
+	mux.HandleFunc("GET /export/findings.xlsx", e.serve(e.findings, true))
+	mux.HandleFunc("GET /export/coupons.csv", e.serve(e.coupons, false))
+	return authenticate(svc, mux)
+}
+
+type exporter struct {
+	svc *services.Services
+	log *slog.Logger
+}
+
+// table is an export: a file name, headers in English and Chinese, and a
+// function that emits rows.
+type table struct {
+	name     string
+	headerEn []string
+	headerZh []string
+	rows     func(emit func([]any) error) error
+}
+
+type tableFunc func(ctx context.Context, actor services.Actor, r *http.Request, loc *time.Location) (*table, error)
+
+// serve runs an export and writes it as CSV or XLSX. Errors found before the
+// first byte is written become JSON errors with the API's codes.
+func (e *exporter) serve(build tableFunc, xlsx bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		actor := services.ActorFrom(ctx)
+		m, err := e.svc.Merchants.Current(ctx, actor)
+		if err != nil {
+			e.fail(w, r, err)
+			return
+		}
+		loc, err := time.LoadLocation(m.Timezone)
+		if err != nil {
+			loc = time.UTC
+		}
+		t, err := build(ctx, actor, r, loc)
+		if err != nil {
+			e.fail(w, r, err)
+			return
+		}
+		header := t.headerEn
+		if r.URL.Query().Get("lang") == "zh" {
+			header = t.headerZh
+		}
+		if xlsx {
+			err = writeXLSX(w, t.name, header, t.rows)
+		} else {
+			err = writeCSV(w, t.name, header, t.rows)
+		}
+		if err != nil {
+			// Headers are gone; all that is left is to log and cut the stream.
+			e.log.ErrorContext(ctx, "export failed", "export", t.name, "err", err)
+		}
+	}
+}
+
+func (e *exporter) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var se *services.Error
+	status, code, msg := http.StatusInternalServerError, codeInternal, internalMessage
+	switch {
+	case errors.As(err, &se):
+		code, msg = se.Code, se.Message
+	case codeOfCategory(err) != "":
+		code, msg = codeOfCategory(err), err.Error()
+	default:
+		e.log.ErrorContext(r.Context(), "export failed", "path", r.URL.Path, "err", err)
+	}
+	switch {
+	case errors.Is(err, services.ErrUnauthenticated):
+		status = http.StatusUnauthorized
+	case errors.Is(err, services.ErrForbidden):
+		status = http.StatusForbidden
+	case errors.Is(err, services.ErrNotFound):
+		status = http.StatusNotFound
+	case errors.Is(err, services.ErrInvalidInput):
+		status = http.StatusBadRequest
+	}
+	writeHTTPError(w, status, code, msg)
+}
+
+func writeCSV(w http.ResponseWriter, name string, header []string, rows func(func([]any) error) error) error {
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`.csv"`)
+	// A byte-order mark makes spreadsheet programs read the Chinese as UTF-8.
+	if _, err := w.Write([]byte("\xef\xbb\xbf")); err != nil {
+		return err
+	}
+	cw := csv.NewWriter(w)
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	n := 0
+	err := rows(func(row []any) error {
+		rec := make([]string, len(row))
+		for i, v := range row {
+			rec[i] = csvCell(v)
+		}
+		n++
+		if n%500 == 0 {
+			cw.Flush()
+		}
+		return cw.Write(rec)
+	})
+	cw.Flush()
+	if err != nil {
+		return err
+	}
+	return cw.Error()
+}
+
+// csvCell renders a value, defusing text a spreadsheet would run as a formula.
+func csvCell(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case string:
+		if v != "" && (v[0] == '=' || v[0] == '+' || v[0] == '-' || v[0] == '@' || v[0] == '\t' || v[0] == '\r') {
+			return "'" + v
+		}
+		return v
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case yuan:
+		return v.String()
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
+func writeXLSX(w http.ResponseWriter, name string, header []string, rows func(func([]any) error) error) error {
+	f := excelize.NewFile()
+	defer f.Close()
+	const sheet = "Sheet1"
+	sw, err := f.NewStreamWriter(sheet)
+	if err != nil {
+		return err
+	}
+	hdr := make([]any, len(header))
+	for i, h := range header {
+		hdr[i] = h
+	}
+	if err := sw.SetRow("A1", hdr); err != nil {
+		return err
+	}
+	line := 1
+	err = rows(func(row []any) error {
+		line++
+		cells := make([]any, len(row))
+		for i, v := range row {
+			switch v := v.(type) {
+			case yuan:
+				cells[i] = float64(v) / 100
+			default:
+				cells[i] = v
+			}
+		}
+		cell, _ := excelize.CoordinatesToCellName(1, line)
+		return sw.SetRow(cell, cells)
+	})
+	if err != nil {
+		return err
+	}
+	if err := sw.Flush(); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`.xlsx"`)
+	return f.Write(w)
+}
+
+// yuan is an amount in fen shown in yuan: 1234 is 12.34.
+type yuan int64
+
+func (y yuan) String() string {
+	sign := ""
+	v := int64(y)
+	if v < 0 {
+		sign, v = "-", -v
+	}
+	return fmt.Sprintf("%s%d.%02d", sign, v/100, v%100)
+}
+
+func localTime(t *time.Time, loc *time.Location) any {
+	if t == nil {
+		return nil
+	}
+	return t.In(loc).Format("2006-01-02 15:04:05")
+}
+
+func (e *exporter) statements(ctx context.Context, actor services.Actor, r *http.Request, _ *time.Location) (*table, error) {
+	q := r.URL.Query()
+	in := services.StatementInput{From: q.Get("from"), To: q.Get("to")}
+	if s := q.Get("storeId"); s != "" {
+		id, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, &services.Error{Code: codeBadUserInput, Message: "storeId must be an id", Kind: services.ErrInvalidInput}
+		}
+		in.StoreID = id
+	}
+	st, err := e.svc.Statements.Daily(ctx, actor, in)
+	if err != nil {
+		return nil, err
+	}
+	var storeIDs, ids []int64
+	for _, l := range st.Stores {
+		storeIDs = append(storeIDs, l.StoreID)
+	}
+	for _, l := range st.Campaigns {
+		ids = append(ids, l.CampaignID)
+	}
+	names := map[int64]models.Store{}
+	if len(storeIDs) > 0 {
+		stores, err := e.svc.Stores.ByIDs(ctx, actor, storeIDs)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range stores {
+			names[s.ID] = s
+		}
+	}
+	camps := map[int64]string{}
+	if len(ids) > 0 {
+		cs, err := e.svc.Campaigns.ByIDs(ctx, actor, ids)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range cs {
+			camps[c.ID] = c.Name
+		}
+	}
+	return &table{
+		name: "statements-" + st.From + "-" + st.To,
+		headerEn: []string{"day", "store code", "store", "campaign", "redeemed", "redeemed amount (yuan)",
+			"refunded", "refunded amount (yuan)", "net", "net amount (yuan)"},
+		headerZh: []string{"日期", "门店编码", "门店", "批次", "核销笔数", "核销金额(元)", "撤销笔数", "撤销金额(元)", "净笔数", "净金额(元)"},
+		rows: func(emit func([]any) error) error {
+			for _, group := range [][]services.StatementLine{st.Stores, st.Campaigns} {
+				for _, l := range group {
+					camp := "(all)"
+					if l.CampaignID != 0 {
+						camp = camps[l.CampaignID]
+					}
+					s := names[l.StoreID]
+					if err := emit([]any{l.Day, s.Code, s.Name, camp, l.RedeemedCount, yuan(l.RedeemedAmount),
+						l.RefundedCount, yuan(l.RefundedAmount), l.NetCount, yuan(l.NetAmount)}); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		},
+	}, nil
+}
+
+func (e *exporter) findings(ctx context.Context, actor services.Actor, r *http.Request, loc *time.Location) (*table, error) {
+	q := r.URL.Query()
+	var f services.FindingFilter
+	for key, dst := range map[string]*time.Time{"from": &f.From, "to": &f.To} {
+		if s := q.Get(key); s != "" {
+			t, err := time.Parse(time.RFC3339, s)
+			if err != nil {
+				return nil, &services.Error{Code: codeBadUserInput, Message: key + " must be an RFC 3339 time", Kind: services.ErrInvalidInput}
+			}
+			*dst = t
+		}
+	}
+	f.Status = models.FindingStatus(q.Get("status"))
+	// Fetch the first page now, so a refusal is an error status, not a cut stream.
+	first, err := e.svc.Reconciliation.Findings(ctx, actor, f, services.PageArgs{First: services.MaxPageSize})
+	if err != nil {
+		return nil, err
+	}
+	return &table{
+		name:     "findings",
+		headerEn: []string{"id", "kind", "status", "redemption", "details", "found at", "resolved by", "note", "resolved at"},
+		headerZh: []string{"编号", "类型", "状态", "核销单号", "详情", "发现时间", "处理人", "处理说明", "处理时间"},
+		rows: func(emit func([]any) error) error {
+			page := first
+			for {
+				for _, fd := range page.Items {
+					if err := emit([]any{fd.ID, string(fd.Kind), string(fd.Status), deref(fd.RedeemNo), fd.Details,
+						localTime(&fd.CreatedAt, loc), deref(fd.ResolvedBy), deref(fd.Note), localTime(fd.ResolvedAt, loc)}); err != nil {
+						return err
+					}
+				}
+				if !page.HasNextPage {
+					return nil
+				}
+				after := services.EncodeCursor(page.Items[len(page.Items)-1].ID)
+				if page, err = e.svc.Reconciliation.Findings(ctx, actor, f, services.PageArgs{First: services.MaxPageSize, After: after}); err != nil {
+					return err
+				}
+			}
+		},
+	}, nil
+}
+
+func (e *exporter) coupons(ctx context.Context, actor services.Actor, r *http.Request, loc *time.Location) (*table, error) {
+	id, err := strconv.ParseInt(r.URL.Query().Get("campaignId"), 10, 64)
+	if err != nil {
+		return nil, &services.Error{Code: codeBadUserInput, Message: "campaignId is required", Kind: services.ErrInvalidInput}
+	}
+	camp, err := e.svc.Campaigns.Get(ctx, actor, id)
+	if err != nil {
+		return nil, err
+	}
+	if actor.Role == models.RoleClerk {
+		return nil, &services.Error{Code: "FORBIDDEN", Message: "your role does not allow this", Kind: services.ErrForbidden}
+	}
+	return &table{
+		name:     fmt.Sprintf("coupons-campaign-%d", camp.ID),
+		headerEn: []string{"code", "formatted", "status", "customer", "issued at"},
+		headerZh: []string{"券码", "券码(分组)", "状态", "客户", "发放时间"},
+		rows: func(emit func([]any) error) error {
+			return e.svc.Campaigns.EachCode(ctx, actor, camp.ID, func(c models.Coupon) error {
+				return emit([]any{c.Code, services.FormatCouponCode(c.Code), string(c.Status), deref(c.CustomerRef), localTime(&c.CreatedAt, loc)})
+			})
+		},
+	}, nil
+}
