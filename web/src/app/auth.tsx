@@ -70,7 +70,3 @@ export function useAuth(): AuthState {
   return a;
 }
 
-/** authorizedFetch calls a non-GraphQL endpoint (exports) with the session's bearer token. */
-export function authorizedFetch(token: string, url: string): Promise<Response> {
-  return fetch(url, { headers: { Authorization: `Bearer ${token}` } });
-}

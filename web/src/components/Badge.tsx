@@ -10,6 +10,10 @@ const tone: Record<string, string> = {
   SUCCEEDED: 'success',
   REJECTED: 'danger',
   RELEASED: 'muted',
+  RUNNING: 'warning',
+  FAILED: 'danger',
+  OPEN: 'danger',
+  RESOLVED: 'success',
 };
 
 /** StatusBadge shows a coupon or flow status in words and colour. */

@@ -42,7 +42,7 @@ type Refunded = RefundRedemptionMutation['refundRedemption'];
  * RefundForm refunds one redemption with its own request id, reused when the
  * previous try got no answer, so a retried refund never runs twice.
  */
-export function RefundForm({ redeemNo, large, onDone }: { redeemNo: string; large?: boolean; onDone?: (r: Refunded) => void }) {
+export function RefundForm({ redeemNo, large, onDone, showResult = true }: { redeemNo: string; large?: boolean; onDone?: (r: Refunded) => void; showResult?: boolean }) {
   const { t } = useI18n();
   const { role } = useViewer();
   const { money } = useFormat();
@@ -72,6 +72,7 @@ export function RefundForm({ redeemNo, large, onDone }: { redeemNo: string; larg
   }
 
   if (result?.ok) {
+    if (!showResult) return null;
     return (
       <Alert kind="success" title={t('redeem.refunded', { amount: money(result.ok.amount) })}>
         {t('flow.refundNo')}: <code>{result.ok.refundNo}</code>

@@ -86,29 +86,27 @@ export function utcToLocalInput(instant: Date, tz: string): string {
   return `${w.year}-${p(w.month)}-${p(w.day)}T${p(w.hour)}:${p(w.minute)}`;
 }
 
-const displayFormatters = new Map<string, Intl.DateTimeFormat>();
-
-/** formatDateTime shows an RFC 3339 time in tz for the locale, e.g. "2026/12/02 14:05:09". */
-export function formatDateTime(iso: string | null | undefined, tz: string, locale: string, withSeconds = true): string {
+/**
+ * formatDateTime shows an RFC 3339 time in tz as "2026-12-02 14:05:09": the
+ * same unambiguous order in both languages, which finance staff compare
+ * against statements and exports.
+ */
+export function formatDateTime(iso: string | null | undefined, tz: string, _locale?: string, withSeconds = true): string {
   if (!iso) return '—';
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
-  const key = `${locale}|${tz}|${withSeconds}`;
-  let f = displayFormatters.get(key);
-  if (!f) {
-    f = new Intl.DateTimeFormat(locale, {
-      timeZone: tz,
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: withSeconds ? '2-digit' : undefined,
-      hourCycle: 'h23',
-    });
-    displayFormatters.set(key, f);
-  }
-  return f.format(d);
+  const w = wallTime(d, tz);
+  const p = (n: number) => String(n).padStart(2, '0');
+  const time = `${p(w.hour)}:${p(w.minute)}${withSeconds ? `:${p(w.second)}` : ''}`;
+  return `${w.year}-${p(w.month)}-${p(w.day)} ${time}`;
+}
+
+/** formatMinutes shows a window of minutes in the largest whole unit: 1440 → "1 d". */
+export function formatMinutes(min: number, locale: string): string {
+  const zh = locale.startsWith('zh');
+  if (min > 0 && min % 1440 === 0) return zh ? `${min / 1440} 天` : `${min / 1440} d`;
+  if (min > 0 && min % 60 === 0) return zh ? `${min / 60} 小时` : `${min / 60} h`;
+  return zh ? `${min} 分钟` : `${min} min`;
 }
 
 /** formatAge shows a duration in minutes/hours/days, short. */

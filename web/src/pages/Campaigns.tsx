@@ -2,7 +2,8 @@ import { createColumnHelper } from '@tanstack/react-table';
 import { useMemo, useState } from 'react';
 import { Link, useLocation } from 'react-router';
 import { useClient, useMutation, useQuery } from 'urql';
-import { authorizedFetch, useAuth } from '../app/auth';
+import { useAuth } from '../app/auth';
+import { downloadExport } from '../app/download';
 import { useI18n } from '../app/i18n';
 import { useCursorPager } from '../app/pager';
 import { useFormat, useViewer } from '../app/viewer';
@@ -14,6 +15,7 @@ import { graphql } from '../gql';
 import type { CampaignsQuery, IssueCouponsMutation } from '../gql/graphql';
 import { formatCouponCode } from '../lib/code';
 import { csvBlob, saveBlob, toCSV } from '../lib/csv';
+import { formatMinutes } from '../lib/dates';
 
 export const CampaignsDocument = graphql(`
   query Campaigns($first: Int, $after: String) {
@@ -158,7 +160,7 @@ function IssuePanel({ campaign, onClose }: { campaign: Row; onClose: () => void 
 }
 
 export function CampaignsPage() {
-  const { t } = useI18n();
+  const { t, locale } = useI18n();
   const { role } = useViewer();
   const { token } = useAuth();
   const client = useClient();
@@ -177,14 +179,11 @@ export function CampaignsPage() {
     setNote(null);
     const file = `coupons-${c.id}.csv`;
     try {
-      const resp = await authorizedFetch(token!, `/export/coupons.csv?campaignId=${encodeURIComponent(c.id)}`);
-      const type = resp.headers.get('Content-Type') ?? '';
-      if (resp.ok && !type.includes('text/html')) {
-        saveBlob(await resp.blob(), file);
+      const lang = locale === 'zh-CN' ? '&lang=zh' : '';
+      if ((await downloadExport(token!, `/export/coupons.csv?campaignId=${encodeURIComponent(c.id)}${lang}`, file)) === 'saved') {
         setNote({ kind: 'success', text: t('common.exported', { file }) });
         return;
       }
-      if (resp.status !== 404 && !type.includes('text/html')) throw new Error(`HTTP ${resp.status}`);
       // No export endpoint on this server: page through the coupon list instead.
       const rows: string[][] = [['code', 'formatted', 'status', 'customer_ref', 'issued_at']];
       let after: string | undefined;
@@ -254,7 +253,7 @@ export function CampaignsPage() {
       }),
       col.accessor('refundWindowMinutes', {
         header: t('campaigns.refundWindow'),
-        cell: (c) => (c.getValue() > 0 ? t('campaigns.minutes', { n: c.getValue() }) : <span className="muted">{t('campaigns.noRefund')}</span>),
+        cell: (c) => (c.getValue() > 0 ? formatMinutes(c.getValue(), locale) : <span className="muted">{t('campaigns.noRefund')}</span>),
       }),
       col.display({
         id: 'actions',
@@ -267,14 +266,14 @@ export function CampaignsPage() {
               </button>
             )}
             <button type="button" className="btn btn-small btn-ghost" disabled={downloading === c.row.original.id} onClick={() => downloadCodes(c.row.original)}>
-              ⭳ {downloading === c.row.original.id ? t('common.exporting') : t('campaigns.downloadCodes')}
+              ↓ {downloading === c.row.original.id ? t('common.exporting') : t('campaigns.downloadCodes')}
             </button>
           </div>
         ),
       }),
     ],
     // eslint-disable-next-line react-hooks/exhaustive-deps
-    [t, fmt, role, downloading, worth],
+    [t, fmt, role, downloading, worth, locale],
   );
   const rows = res.data?.campaigns.edges.map((e) => e.node);
   const pageInfo = res.data?.campaigns.pageInfo;

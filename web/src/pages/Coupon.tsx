@@ -1,5 +1,5 @@
 import { createColumnHelper } from '@tanstack/react-table';
-import { useMemo } from 'react';
+import { useMemo, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { useQuery } from 'urql';
 import { useI18n } from '../app/i18n';
@@ -8,7 +8,7 @@ import { StatusBadge } from '../components/Badge';
 import { DataTable } from '../components/DataTable';
 import { Card, PageHeader } from '../components/Page';
 import { RefundForm } from '../components/RefundForm';
-import { Empty, ErrorState, Loading } from '../components/States';
+import { Alert, Empty, ErrorState, Loading } from '../components/States';
 import { useWorth } from '../components/Worth';
 import { graphql } from '../gql';
 import type { CouponDetailQuery } from '../gql/graphql';
@@ -144,10 +144,21 @@ export function CouponPage() {
   const fmt = useFormat();
   const worth = useWorth();
   const [res, reexecute] = useQuery({ query: CouponDetailDocument, variables: { code } });
+  const [refunded, setRefunded] = useState<{ refundNo: string; amount: number; reissued?: string } | null>(null);
   const canRefund = role === 'ADMIN' || role === 'CLERK';
   const rcols = useMemo(
     () => [
-      rcol.accessor('redeemNo', { header: t('flow.redeemNo'), cell: (c) => <code>{c.getValue()}</code> }),
+      rcol.accessor('redeemNo', {
+        header: t('flow.redeemNo'),
+        cell: (c) => (
+          <div>
+            <code>{c.getValue()}</code>
+            <div className="cell-note" title={t('flow.requestId')}>
+              {c.row.original.requestId}
+            </div>
+          </div>
+        ),
+      }),
       rcol.accessor('status', {
         header: t('common.status'),
         cell: (c) => (
@@ -162,14 +173,22 @@ export function CouponPage() {
       rcol.accessor('orderAmount', { header: t('flow.orderAmount'), cell: (c) => fmt.money(c.getValue()), meta: { className: 'num' } }),
       rcol.accessor('discountAmount', { header: t('flow.discount'), cell: (c) => fmt.money(c.getValue()), meta: { className: 'num' } }),
       rcol.accessor('createdAt', { header: t('flow.created'), cell: (c) => fmt.dateTime(c.getValue()) }),
-      rcol.accessor('requestId', { header: t('flow.requestId'), cell: (c) => <code className="small">{c.getValue()}</code> }),
       rcol.display({
         id: 'refund',
         header: t('flow.refund'),
         cell: (c) => {
           const r = c.row.original;
           if (r.refund) return <span className="muted">{t('flow.refunded', { no: r.refund.refundNo })}</span>;
-          if (r.status === 'SUCCEEDED' && canRefund) return <RefundForm redeemNo={r.redeemNo} onDone={() => reexecute({ requestPolicy: 'network-only' })} />;
+          if (r.status === 'SUCCEEDED' && canRefund) return (
+              <RefundForm
+                redeemNo={r.redeemNo}
+                showResult={false}
+                onDone={(done) => {
+                  setRefunded({ refundNo: done.refundNo, amount: done.amount, reissued: done.reissuedCoupon?.code });
+                  reexecute({ requestPolicy: 'network-only' });
+                }}
+              />
+            );
           return <span className="muted">—</span>;
         },
       }),
@@ -213,6 +232,18 @@ export function CouponPage() {
         subtitle={c.campaign.name}
         actions={<Link to="/coupons" className="btn">← {t('state.back')}</Link>}
       />
+      {refunded && (
+        <Alert kind="success" title={t('redeem.refunded', { amount: fmt.money(refunded.amount) })}>
+          {t('flow.refundNo')}: <code>{refunded.refundNo}</code>
+          {refunded.reissued && (
+            <div>
+              <Link className="link mono" to={`/coupons/${refunded.reissued}`}>
+                {t('redeem.reissuedCode', { code: formatCouponCode(refunded.reissued) })}
+              </Link>
+            </div>
+          )}
+        </Alert>
+      )}
       <div className="facts">
         <div className="fact">
           <div className="fact-label">{t('coupon.worth')}</div>

@@ -7,7 +7,10 @@ import { Card, PageHeader } from '../components/Page';
 import { Empty, ErrorState, Loading } from '../components/States';
 import { graphql } from '../gql';
 import type { OverviewRedemptionsQuery } from '../gql/graphql';
-import { dayKey, formatAge, startOfDay, wallTime } from '../lib/dates';
+import { dayKey, formatAge, formatDuration, startOfDay, wallTime } from '../lib/dates';
+import { Counts } from './Jobs';
+import { StatusBadge } from '../components/Badge';
+import { Link } from 'react-router';
 
 const OverviewRedemptionsDocument = graphql(`
   query OverviewRedemptions($filter: RedemptionFilter, $after: String) {
@@ -46,6 +49,42 @@ const InFlightDocument = graphql(`
       }
       pageInfo {
         hasNextPage
+      }
+    }
+  }
+`);
+
+const OpenFindingsDocument = graphql(`
+  query OpenFindings {
+    findings(filter: { status: OPEN }, first: 100) {
+      edges {
+        node {
+          id
+        }
+      }
+      pageInfo {
+        hasNextPage
+      }
+    }
+  }
+`);
+
+const LastRunsDocument = graphql(`
+  query LastRuns {
+    jobRuns(first: 6) {
+      edges {
+        node {
+          id
+          job
+          status
+          error
+          startedAt
+          finishedAt
+          counts {
+            name
+            value
+          }
+        }
       }
     }
   }
@@ -91,11 +130,13 @@ function useWeek(tz: string) {
 }
 
 export function OverviewPage() {
-  const { t, locale } = useI18n();
+  const { t, tk, locale } = useI18n();
   const { merchantName, stores } = useViewer();
   const fmt = useFormat();
   const week = useWeek(fmt.timezone);
   const [inFlight] = useQuery({ query: InFlightDocument, requestPolicy: 'network-only' });
+  const [findings] = useQuery({ query: OpenFindingsDocument, requestPolicy: 'network-only' });
+  const [runs, rerunRuns] = useQuery({ query: LastRunsDocument, requestPolicy: 'network-only' });
 
   const stats = useMemo(() => {
     if (!week.rows) return null;
@@ -135,6 +176,7 @@ export function OverviewPage() {
     return { perStore, chart, total };
   }, [week.rows, stores, fmt.timezone]);
 
+  const openCount = findings.data?.findings.edges.length ?? 0;
   const flights = inFlight.data?.redemptions.edges ?? [];
   const oldest = flights.length ? flights[flights.length - 1].node.createdAt : null;
 
@@ -166,6 +208,11 @@ export function OverviewPage() {
             {oldest ? t('overview.oldest', { age: formatAge(Date.now() - new Date(oldest).getTime(), locale) }) : inFlight.data ? t('overview.noneInFlight') : ''}
           </div>
         </div>
+        <Link to="/reconciliation" className={`kpi kpi-link ${openCount ? 'kpi-danger' : ''}`} data-testid="kpi-findings">
+          <div className="kpi-label">{t('overview.openFindings')}</div>
+          <div className="kpi-value">{findings.data ? `${openCount}${findings.data.findings.pageInfo.hasNextPage ? '+' : ''}` : findings.error ? '!' : '—'}</div>
+          <div className="kpi-sub">{t('recon.review')} →</div>
+        </Link>
       </div>
       <Card title={t('overview.chart')} actions={week.capped && <span className="muted small">{t('overview.chartCapped', { n: week.rows?.length ?? 0 })}</span>}>
         {week.error ? (
@@ -238,6 +285,51 @@ export function OverviewPage() {
                   <td className="num">{fmt.money(stats.total.discount - stats.total.refunded)}</td>
                 </tr>
               </tfoot>
+            </table>
+          </div>
+        )}
+      </Card>
+      <Card
+        title={t('overview.lastJobs')}
+        actions={
+          <Link to="/jobs" className="link small">
+            {t('nav.jobs')} →
+          </Link>
+        }
+      >
+        {runs.error && !runs.data ? (
+          <ErrorState error={runs.error} onRetry={() => rerunRuns({ requestPolicy: 'network-only' })} />
+        ) : !runs.data ? (
+          <Loading />
+        ) : runs.data.jobRuns.edges.length === 0 ? (
+          <Empty>{t('jobs.empty')}</Empty>
+        ) : (
+          <div className="table-scroll">
+            <table className="table" data-testid="last-runs">
+              <thead>
+                <tr>
+                  <th>{t('jobs.job')}</th>
+                  <th>{t('common.status')}</th>
+                  <th>{t('jobs.started')}</th>
+                  <th className="num">{t('jobs.duration')}</th>
+                  <th>{t('jobs.counts')}</th>
+                </tr>
+              </thead>
+              <tbody>
+                {runs.data.jobRuns.edges.map(({ node: r }) => (
+                  <tr key={r.id}>
+                    <td className="strong">{tk(`job.${r.job}`)}</td>
+                    <td>
+                      <StatusBadge status={r.status} />
+                    </td>
+                    <td className="nowrap">{fmt.dateTime(r.startedAt)}</td>
+                    <td className="num">{formatDuration(r.startedAt, r.finishedAt)}</td>
+                    <td>
+                      <Counts counts={r.counts} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
             </table>
           </div>
         )}

@@ -2,7 +2,8 @@ import { createColumnHelper } from '@tanstack/react-table';
 import { useMemo, useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { useQuery } from 'urql';
-import { authorizedFetch, useAuth } from '../app/auth';
+import { useAuth } from '../app/auth';
+import { downloadExport } from '../app/download';
 import { useI18n } from '../app/i18n';
 import { useCursorPager } from '../app/pager';
 import { useFormat, useViewer } from '../app/viewer';
@@ -67,14 +68,14 @@ type Row = RedemptionsQuery['redemptions']['edges'][number]['node'];
 const col = createColumnHelper<Row>();
 
 /** exportQuery is the ledger filter as query parameters of /export/redemptions.csv. */
-function exportQuery(f: { storeId?: string; status?: string; from?: string; to?: string }): string {
+function exportQuery(f: Record<string, string | undefined>): string {
   const p = new URLSearchParams();
   for (const [k, v] of Object.entries(f)) if (v) p.set(k, v);
   return p.toString();
 }
 
 export function RedemptionsPage() {
-  const { t, tk } = useI18n();
+  const { t, tk, locale } = useI18n();
   const { stores } = useViewer();
   const { token } = useAuth();
   const fmt = useFormat();
@@ -105,14 +106,10 @@ export function RedemptionsPage() {
     setExportNote(null);
     const file = `redemptions-${new Date().toISOString().slice(0, 10)}.csv`;
     try {
-      const resp = await authorizedFetch(token!, `/export/redemptions.csv?${exportQuery(filter)}`);
-      const type = resp.headers.get('Content-Type') ?? '';
-      if (resp.ok && !type.includes('text/html')) {
-        saveBlob(await resp.blob(), file);
+      if ((await downloadExport(token!, `/export/redemptions.csv?${exportQuery({ ...filter, lang: locale === 'zh-CN' ? 'zh' : '' })}`, file)) === 'saved') {
         setExportNote({ kind: 'success', text: t('common.exported', { file }) });
         return;
       }
-      if (resp.status !== 404 && !type.includes('text/html')) throw new Error(`HTTP ${resp.status}`);
       // No export endpoint on this server: the rows on screen are all we have.
       const header = ['redeem_no', 'created_at', 'store', 'coupon', 'campaign', 'status', 'reason', 'order_yuan', 'discount_yuan', 'refund_no', 'request_id'];
       const body = (rows ?? []).map((r) => [
@@ -182,7 +179,7 @@ export function RedemptionsPage() {
         subtitle={`${t('ledger.subtitle')} ${t('common.timezone', { tz: fmt.timezone })}`}
         actions={
           <button type="button" className="btn" onClick={exportCsv} disabled={exporting || !rows} data-testid="export-csv">
-            ⭳ {exporting ? t('common.exporting') : t('common.exportCsv')}
+            ↓ {exporting ? t('common.exporting') : t('common.exportCsv')}
           </button>
         }
       />
