@@ -9,32 +9,40 @@ import (
 // ReserveArgs are the conditions under which a coupon may move UNUSED -> REDEEMING.
 type ReserveArgs struct {
 	MerchantID  int64
-	CouponID    int64
+	Code        string
 	RedeemNo    string
 	StoreID     int64
 	OrderAmount int64
 	Now         time.Time
 }
 
+// Reserved is what a successful reserve returns of the coupon.
+type Reserved struct {
+	ID         int64
+	CampaignID int64
+	Version    int64
+}
+
 // reserveSQL moves a coupon to REDEEMING only if it is UNUSED, inside its
 // validity window, valid at the store and met by the order amount: the decision
 // and the change are one statement, so two concurrent reserves cannot both win.
 const reserveSQL = `UPDATE coupons SET status = 'REDEEMING', redeem_no = ?, version = version + 1, updated_at = ?
-WHERE id = ? AND merchant_id = ? AND status = 'UNUSED' AND valid_from <= ? AND valid_to > ?
+WHERE merchant_id = ? AND code = ? AND status = 'UNUSED' AND valid_from <= ? AND valid_to > ?
   AND EXISTS (SELECT 1 FROM campaigns c WHERE c.id = coupons.campaign_id AND c.min_spend <= ?
     AND (c.all_stores OR EXISTS (SELECT 1 FROM campaign_stores cs WHERE cs.campaign_id = c.id AND cs.store_id = ?)))
-RETURNING version`
+RETURNING id, campaign_id, version`
 
-// ReserveCoupon performs the conditional reserve. It returns the coupon's new
-// version and true when the coupon moved, or false when any condition failed.
-func ReserveCoupon(tx *gorm.DB, a ReserveArgs) (int64, bool, error) {
-	var versions []int64
-	err := tx.Raw(reserveSQL, a.RedeemNo, a.Now, a.CouponID, a.MerchantID, a.Now, a.Now, a.OrderAmount, a.StoreID).
-		Scan(&versions).Error
-	if err != nil || len(versions) != 1 {
-		return 0, false, err
+// ReserveCoupon performs the conditional reserve of the merchant's coupon with
+// the given code. It returns the coupon and true when the coupon moved, or false
+// when the code is unknown or any condition failed.
+func ReserveCoupon(tx *gorm.DB, a ReserveArgs) (Reserved, bool, error) {
+	var rows []Reserved
+	err := tx.Raw(reserveSQL, a.RedeemNo, a.Now, a.MerchantID, a.Code, a.Now, a.Now, a.OrderAmount, a.StoreID).
+		Scan(&rows).Error
+	if err != nil || len(rows) != 1 {
+		return Reserved{}, false, err
 	}
-	return versions[0], true, nil
+	return rows[0], true, nil
 }
 
 // MoveCoupon moves a coupon held by redemption redeemNo from one status to

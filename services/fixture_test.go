@@ -62,12 +62,23 @@ type world struct {
 	finance  services.Actor
 }
 
-func newWorld(t *testing.T, db *gorm.DB) *world {
+func newWorld(t *testing.T, db *gorm.DB) *world { return newWorldWith(t, db, false) }
+
+// newWorldWith builds a world; with oneCommit the services use the builtin
+// adapter itself, whose one-shot redemptions commit order and confirmation in
+// the reserve transaction, instead of the wrapper that runs the general
+// two-transaction protocol.
+func newWorldWith(t *testing.T, db *gorm.DB, oneCommit bool) *world {
 	t.Helper()
 	ctx := context.Background()
 	w := &world{t: t, db: db, clock: newClock()}
-	w.ful = &faultyFulfiller{Fulfiller: services.NewBuiltinFulfiller(db, w.clock.Now)}
-	w.svc = services.New(db, services.Options{Now: w.clock.Now, Fulfiller: w.ful})
+	builtin := services.NewBuiltinFulfiller(db, w.clock.Now)
+	w.ful = &faultyFulfiller{Fulfiller: builtin}
+	var f services.Fulfiller = w.ful
+	if oneCommit {
+		f = builtin
+	}
+	w.svc = services.New(db, services.Options{Now: w.clock.Now, Fulfiller: f})
 	var err error
 	w.merchant, err = w.svc.Merchants.Create(ctx, "acme", "Acme Noodles", "Asia/Shanghai")
 	must(t, err)

@@ -54,6 +54,16 @@ type Fulfiller interface {
 	Cancel(ctx context.Context, merchantID int64, redeemNo string) error
 }
 
+// TxFulfiller is a Fulfiller whose orders live in coupond's own database, so a
+// one-shot redemption can create its order inside the reserve transaction and
+// commit once: no call leaves the database, so there is no outcome to be
+// unsure of and nothing for compensation to resolve.
+type TxFulfiller interface {
+	Fulfiller
+	// FulfilTx creates the order on tx and returns its reference.
+	FulfilTx(tx *gorm.DB, req FulfilRequest, now time.Time) (orderRef string, err error)
+}
+
 // BuiltinFulfiller keeps orders in coupond's own database, for merchants
 // without an order system of their own and for the demo.
 type BuiltinFulfiller struct {
@@ -85,6 +95,16 @@ func (f *BuiltinFulfiller) Fulfil(ctx context.Context, req FulfilRequest) (strin
 		return "", ErrFenced
 	}
 	return orderRef(got), nil
+}
+
+// FulfilTx inserts the order of a fresh redemption number on tx.
+func (f *BuiltinFulfiller) FulfilTx(tx *gorm.DB, req FulfilRequest, now time.Time) (string, error) {
+	o := models.Order{MerchantID: req.MerchantID, RedeemNo: req.RedeemNo, CouponID: &req.CouponID,
+		StoreID: &req.StoreID, Amount: req.OrderAmount, Status: models.OrderCreated, CreatedAt: now}
+	if err := tx.Create(&o).Error; err != nil {
+		return "", fmt.Errorf("create order %s: %w", req.RedeemNo, err)
+	}
+	return orderRef(o), nil
 }
 
 // Lookup reports the live order of a redemption number.

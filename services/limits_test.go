@@ -63,3 +63,30 @@ func TestRefusalsAreAudited(t *testing.T) {
 		t.Fatalf("%d refusals audited, want 10", got)
 	}
 }
+
+func TestTokenCacheAndRevocation(t *testing.T) {
+	db := testdb.SQLite(t)
+	w := newWorld(t, db)
+	ctx := context.Background()
+	svc := services.New(db, services.Options{Now: w.clock.Now, TokenCacheTTL: 10 * time.Second})
+	plain, tok, err := svc.Tokens.Create(ctx, services.CreateTokenInput{MerchantID: w.merchant.ID, Role: models.RoleAdmin})
+	must(t, err)
+	a, err := svc.Tokens.Authenticate(ctx, plain)
+	must(t, err)
+	// Revoked elsewhere (another replica): trusted until the cache entry expires.
+	must(t, db.Exec("UPDATE api_tokens SET revoked_at = ? WHERE id = ?", w.clock.Now(), tok.ID).Error)
+	if _, err := svc.Tokens.Authenticate(ctx, plain); err != nil {
+		t.Fatalf("cached token refused: %v", err)
+	}
+	w.clock.Advance(11 * time.Second)
+	_, err = svc.Tokens.Authenticate(ctx, plain)
+	wantCode(t, err, "UNAUTHENTICATED")
+	// Revoked here: refused at once.
+	plain2, tok2, err := svc.Tokens.Create(ctx, services.CreateTokenInput{MerchantID: w.merchant.ID, Role: models.RoleFinance})
+	must(t, err)
+	_, err = svc.Tokens.Authenticate(ctx, plain2)
+	must(t, err)
+	must(t, svc.Tokens.Revoke(ctx, a, tok2.ID))
+	_, err = svc.Tokens.Authenticate(ctx, plain2)
+	wantCode(t, err, "UNAUTHENTICATED")
+}

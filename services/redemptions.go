@@ -79,7 +79,8 @@ type RedeemInput struct {
 // an error.
 func (s *Redemptions) Redeem(ctx context.Context, actor Actor, in RedeemInput) (flow *models.RedemptionFlow, err error) {
 	defer func(start time.Time) { s.observed(models.OpRedeem, start, flow, err) }(time.Now())
-	flow, fresh, err := s.open(ctx, actor, models.OpRedeem, in)
+	settle, _ := s.fulfiller.(TxFulfiller)
+	flow, fresh, err := s.open(ctx, actor, models.OpRedeem, in, settle)
 	if err != nil || !fresh || flow.Status != models.FlowProcessing {
 		return flow, err
 	}
@@ -116,7 +117,7 @@ func (s *Redemptions) Redeem(ctx context.Context, actor Actor, in RedeemInput) (
 // confirm or cancel the redemption number. A rejection is a REJECTED flow.
 func (s *Redemptions) Reserve(ctx context.Context, actor Actor, in RedeemInput) (flow *models.RedemptionFlow, err error) {
 	defer func(start time.Time) { s.observed(models.OpReserve, start, flow, err) }(time.Now())
-	flow, _, err = s.open(ctx, actor, models.OpReserve, in)
+	flow, _, err = s.open(ctx, actor, models.OpReserve, in, nil)
 	return flow, err
 }
 
@@ -207,8 +208,10 @@ func (s *Redemptions) reservedFlow(ctx context.Context, actor Actor, redeemNo st
 // open validates and authorizes a reserve request, replays a known request id,
 // and otherwise runs the reserve transaction: the conditional update of the
 // coupon and the insert of the flow (PROCESSING, or REJECTED with its reason)
-// commit together. fresh is false when the flow is a replay.
-func (s *Redemptions) open(ctx context.Context, actor Actor, op models.Operation, in RedeemInput) (flow *models.RedemptionFlow, fresh bool, err error) {
+// commit together. With settle, an adapter whose orders live in the same
+// database, the order and the confirmation commit in that same transaction.
+// fresh is false when the flow is a replay.
+func (s *Redemptions) open(ctx context.Context, actor Actor, op models.Operation, in RedeemInput, settle TxFulfiller) (flow *models.RedemptionFlow, fresh bool, err error) {
 	code, err := NormalizeCouponCode(in.Code)
 	if err != nil {
 		return nil, false, err
@@ -235,58 +238,104 @@ func (s *Redemptions) open(ctx context.Context, actor Actor, op models.Operation
 			return nil, false, err
 		}
 	}
-	var coupon models.Coupon
-	if err := db.Where("merchant_id = ? AND code = ?", actor.MerchantID, code).Take(&coupon).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			s.limits.failedLookup(actor)
-			return nil, false, ErrCouponNotFound
-		}
-		return nil, false, fmt.Errorf("find coupon: %w", err)
-	}
-	campaign, err := s.campaigns.cached(db, coupon.CampaignID)
-	if err != nil {
-		return nil, false, err
-	}
 	now := s.now()
 	flow = &models.RedemptionFlow{MerchantID: actor.MerchantID, RedeemNo: newFlowNo("RD", now), Operation: op,
-		RequestID: in.RequestID, Fingerprint: fp, CouponID: coupon.ID, StoreID: in.StoreID, OperatorID: actor.operatorID(),
+		RequestID: in.RequestID, Fingerprint: fp, StoreID: in.StoreID, OperatorID: actor.operatorID(),
 		OrderAmount: in.OrderAmount, CreatedAt: now, UpdatedAt: now}
 	err = db.Transaction(func(tx *gorm.DB) error {
-		version, ok, err := models.ReserveCoupon(tx, models.ReserveArgs{MerchantID: actor.MerchantID, CouponID: coupon.ID,
+		got, ok, err := models.ReserveCoupon(tx, models.ReserveArgs{MerchantID: actor.MerchantID, Code: code,
 			RedeemNo: flow.RedeemNo, StoreID: in.StoreID, OrderAmount: in.OrderAmount, Now: now})
 		if err != nil {
 			return err
 		}
-		if ok {
-			hold := now.Add(s.holdTimeout)
-			flow.Status, flow.HoldUntil, flow.DiscountAmount = models.FlowProcessing, &hold, discountFor(campaign, in.OrderAmount)
-		} else {
-			reason, err := diagnose(tx, campaign, coupon.ID, in.StoreID, in.OrderAmount, now)
-			if err != nil {
-				return err
-			}
-			flow.Status, flow.RejectReason, flow.FinishedAt = models.FlowRejected, &reason, &now
+		if !ok {
+			return s.reject(tx, flow, code, now)
+		}
+		campaign, err := s.campaigns.cached(tx, got.CampaignID)
+		if err != nil {
+			return err
+		}
+		hold := now.Add(s.holdTimeout)
+		flow.CouponID, flow.Status, flow.HoldUntil = got.ID, models.FlowProcessing, &hold
+		flow.DiscountAmount = discountFor(campaign, in.OrderAmount)
+		if settle != nil {
+			return s.settleInTx(tx, settle, flow, got.Version, actor, now)
 		}
 		if err := tx.Create(flow).Error; err != nil {
 			return err
 		}
-		if !ok {
-			return nil
-		}
-		return recordTransition(tx, flow, models.CouponUnused, models.CouponRedeeming, version, actor, now)
+		return recordTransition(tx, flow, models.CouponUnused, models.CouponRedeeming, got.Version, actor, now)
 	})
-	if errors.Is(err, gorm.ErrDuplicatedKey) {
+	switch {
+	case errors.Is(err, ErrCouponNotFound):
+		s.limits.failedLookup(actor)
+		return nil, false, ErrCouponNotFound
+	case errors.Is(err, gorm.ErrDuplicatedKey):
 		// A concurrent request with the same id committed first: answer with its flow.
 		prior, ferr := s.byRequest(db, actor.MerchantID, op, in.RequestID)
 		if ferr == nil && prior != nil {
 			return replay(prior, fp, nil)
 		}
-		return nil, false, fmt.Errorf("reserve coupon %d: %w", coupon.ID, err)
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("reserve coupon %d: %w", coupon.ID, err)
+		return nil, false, fmt.Errorf("reserve coupon: %w", err)
+	case err != nil:
+		return nil, false, fmt.Errorf("reserve coupon: %w", err)
 	}
 	return flow, true, nil
+}
+
+// reject records, inside the reserve transaction, a REJECTED flow for a
+// coupon the conditional update did not take, with the reason; an unknown code
+// is ErrCouponNotFound and writes nothing.
+func (s *Redemptions) reject(tx *gorm.DB, flow *models.RedemptionFlow, code string, now time.Time) error {
+	var c models.Coupon
+	err := tx.Where("merchant_id = ? AND code = ?", flow.MerchantID, code).Take(&c).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return ErrCouponNotFound
+	}
+	if err != nil {
+		return err
+	}
+	campaign, err := s.campaigns.cached(tx, c.CampaignID)
+	if err != nil {
+		return err
+	}
+	reason, err := diagnose(tx, campaign, &c, flow.StoreID, flow.OrderAmount, now)
+	if err != nil {
+		return err
+	}
+	flow.CouponID, flow.Status, flow.RejectReason, flow.FinishedAt = c.ID, models.FlowRejected, &reason, &now
+	return tx.Create(flow).Error
+}
+
+// settleInTx completes a one-shot redemption whose business step commits in
+// the reserve transaction itself (the builtin adapter): the order is created,
+// the coupon moves on to REDEEMED and the flow is written SUCCEEDED, all in one
+// commit. Both transitions are recorded, so the history is the same as on the
+// two-transaction path.
+func (s *Redemptions) settleInTx(tx *gorm.DB, settle TxFulfiller, flow *models.RedemptionFlow, reservedVersion int64, actor Actor, now time.Time) error {
+	ref, err := settle.FulfilTx(tx, FulfilRequest{MerchantID: flow.MerchantID, RedeemNo: flow.RedeemNo, CouponID: flow.CouponID,
+		StoreID: flow.StoreID, OrderAmount: flow.OrderAmount, DiscountAmount: flow.DiscountAmount}, now)
+	if err != nil {
+		return err
+	}
+	version, ok, err := models.MoveCoupon(tx, flow.CouponID, flow.RedeemNo, models.CouponRedeeming, models.CouponRedeemed, now)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("coupon %d is not held by %s inside its own transaction", flow.CouponID, flow.RedeemNo)
+	}
+	flow.Status, flow.OrderRef, flow.FinishedAt, flow.Version = models.FlowSucceeded, &ref, &now, 1
+	if err := tx.Create(flow).Error; err != nil {
+		return err
+	}
+	storeID := flow.StoreID
+	return tx.Create([]models.CouponTransition{
+		{MerchantID: flow.MerchantID, CouponID: flow.CouponID, FromStatus: models.CouponUnused, ToStatus: models.CouponRedeeming,
+			VersionAfter: reservedVersion, FlowNo: flow.RedeemNo, Actor: actor.Label(), StoreID: &storeID, CreatedAt: now},
+		{MerchantID: flow.MerchantID, CouponID: flow.CouponID, FromStatus: models.CouponRedeeming, ToStatus: models.CouponRedeemed,
+			VersionAfter: version, FlowNo: flow.RedeemNo, Actor: actor.Label(), StoreID: &storeID, CreatedAt: now},
+	}).Error
 }
 
 // replay answers a repeated request id with the first request's flow, or with
@@ -303,11 +352,7 @@ func replay(prior *models.RedemptionFlow, fp string, err error) (*models.Redempt
 
 // diagnose explains, inside the reserve transaction, why the conditional update
 // matched no row. The update already decided; this only names the reason.
-func diagnose(tx *gorm.DB, campaign *models.Campaign, couponID, storeID, orderAmount int64, now time.Time) (string, error) {
-	var c models.Coupon
-	if err := tx.Take(&c, couponID).Error; err != nil {
-		return "", err
-	}
+func diagnose(tx *gorm.DB, campaign *models.Campaign, c *models.Coupon, storeID, orderAmount int64, now time.Time) (string, error) {
 	switch {
 	case c.Status == models.CouponExpired:
 		return RejectExpired, nil

@@ -34,6 +34,10 @@ type Options struct {
 	ExternalOrders bool
 	// Limits rate-limits redemption requests; the zero value imposes none.
 	Limits Limits
+	// TokenCacheTTL is how long an authenticated token is trusted before the
+	// database is asked again; revocations reach other replicas within it.
+	// 0 means no cache.
+	TokenCacheTTL time.Duration
 	// OnRedemption, if set, is told the outcome of every redeem and reserve
 	// request (the flow status, or the error code) and how long it took, for
 	// metrics.
@@ -93,7 +97,7 @@ func New(db *gorm.DB, o Options) *Services {
 		Coupons:   &Coupons{db: db},
 		Stores:    &Stores{db: db, now: o.Now, audit: audit},
 		Merchants: &Merchants{db: db, now: o.Now},
-		Tokens:    &Tokens{db: db, now: o.Now, audit: audit},
+		Tokens:    &Tokens{db: db, now: o.Now, audit: audit, ttl: o.TokenCacheTTL},
 		Fulfiller: o.Fulfiller,
 		Redemptions: &Redemptions{db: db, now: o.Now, holdTimeout: o.HoldTimeout, fulfilTimeout: o.FulfilTimeout,
 			fulfiller: o.Fulfiller, campaigns: campaigns, log: o.Logger, limits: newRateLimits(o.Limits, o.Now),

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"gorm.io/gorm"
@@ -80,7 +81,20 @@ type Tokens struct {
 	db    *gorm.DB
 	now   func() time.Time
 	audit *Audit
+	// ttl is how long an authenticated token is trusted without asking the
+	// database again; a revocation takes effect on other replicas within it.
+	ttl   time.Duration
+	mu    sync.Mutex
+	cache map[string]cachedActor
 }
+
+type cachedActor struct {
+	actor   Actor
+	expires time.Time
+}
+
+// maxCachedTokens bounds the token cache; past it the cache starts over.
+const maxCachedTokens = 10_000
 
 // TokenPrefix starts every API token, so leaked tokens are easy to grep for.
 const TokenPrefix = "cpd_"
@@ -152,9 +166,14 @@ func (t *Tokens) Authenticate(ctx context.Context, token string) (Actor, error) 
 	if !strings.HasPrefix(token, TokenPrefix) || len(token) > 100 {
 		return Actor{}, errUnauthenticated
 	}
+	hash := hashToken(token)
+	now := t.now()
+	if a, ok := t.cached(hash, now); ok {
+		return a, nil
+	}
 	db := t.db.WithContext(ctx)
 	var tok models.APIToken
-	err := db.Where("token_hash = ? AND revoked_at IS NULL", hashToken(token)).Take(&tok).Error
+	err := db.Where("token_hash = ? AND revoked_at IS NULL", hash).Take(&tok).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return Actor{}, errUnauthenticated
 	}
@@ -168,7 +187,43 @@ func (t *Tokens) Authenticate(ctx context.Context, token string) (Actor, error) 
 			return Actor{}, fmt.Errorf("authenticate: %w", err)
 		}
 	}
+	t.remember(hash, a, now)
 	return a, nil
+}
+
+func (t *Tokens) cached(hash string, now time.Time) (Actor, bool) {
+	if t.ttl <= 0 {
+		return Actor{}, false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c, ok := t.cache[hash]
+	if !ok || !now.Before(c.expires) {
+		return Actor{}, false
+	}
+	return c.actor, true
+}
+
+func (t *Tokens) remember(hash string, a Actor, now time.Time) {
+	if t.ttl <= 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cache == nil || len(t.cache) >= maxCachedTokens {
+		t.cache = make(map[string]cachedActor)
+	}
+	t.cache[hash] = cachedActor{actor: a, expires: now.Add(t.ttl)}
+}
+
+func (t *Tokens) forget(tokenID int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for h, c := range t.cache {
+		if c.actor.TokenID == tokenID {
+			delete(t.cache, h)
+		}
+	}
 }
 
 // Revoke revokes a token of the actor's merchant; administrators only.
@@ -185,6 +240,7 @@ func (t *Tokens) Revoke(ctx context.Context, actor Actor, tokenID int64) error {
 		if res.RowsAffected == 0 {
 			return notFoundf("token %d not found", tokenID)
 		}
+		t.forget(tokenID)
 		return t.audit.record(tx, actor, "token.revoke", fmt.Sprintf("token:%d", tokenID), "", nil)
 	})
 }

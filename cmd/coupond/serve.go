@@ -41,6 +41,7 @@ type serveConfig struct {
 	maxConns        int
 	logLevel        string
 	shutdownGrace   time.Duration
+	tokenCacheTTL   time.Duration
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -59,6 +60,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tokenRPS := fs.Float64("limit-token-rps", 10, "redemption requests per second per token, burst twice that (0: no limit)")
 	storeRPS := fs.Float64("limit-store-rps", 50, "redemption requests per second per store, burst twice that (0: no limit)")
 	lookups := fs.Float64("limit-failed-lookups-per-minute", 30, "unknown-code answers per minute per token before RATE_LIMITED, burst 10 (0: no limit)")
+	tokenTTL := fs.Duration("token-cache-ttl", 10*time.Second, "how long an authenticated token is trusted before asking the database again (revocations reach other replicas within it; 0: no cache)")
 	maxConns := fs.Int("max-conns", 0, "database connection pool size (0: 16 for PostgreSQL, 8 for SQLite)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	grace := fs.Duration("shutdown-grace", 20*time.Second, "how long to drain requests on shutdown")
@@ -68,7 +70,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	c = serveConfig{addr: *addr, databaseURL: *dbURL, demo: *demo, playground: *playground, holdTimeout: *hold,
 		fulfilTimeout: *fulfil, compensateEvery: *every, jobs: *runJobs, webhookURL: *whURL, webhookSecret: *whSecret,
 		limitTokenRPS: *tokenRPS, limitStoreRPS: *storeRPS, limitLookups: *lookups, maxConns: *maxConns,
-		logLevel: *level, shutdownGrace: *grace}
+		logLevel: *level, shutdownGrace: *grace, tokenCacheTTL: *tokenTTL}
 	if c.webhookURL != "" && c.webhookSecret == "" {
 		return errors.New("--webhook-url needs --webhook-secret")
 	}
@@ -104,7 +106,7 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 		return err
 	}
 	opts := services.Options{HoldTimeout: c.holdTimeout, FulfilTimeout: c.fulfilTimeout, CompensateEvery: c.compensateEvery,
-		Logger: log, Limits: c.limits(), OnRedemption: m.observeRedemption}
+		Logger: log, Limits: c.limits(), OnRedemption: m.observeRedemption, TokenCacheTTL: c.tokenCacheTTL}
 	if c.webhookURL != "" {
 		wh, err := services.NewWebhookFulfiller(services.WebhookConfig{URL: c.webhookURL, Secret: []byte(c.webhookSecret)})
 		if err != nil {
