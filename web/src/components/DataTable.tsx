@@ -74,7 +74,7 @@ export function DataTable<T>({ columns, data, fetching, error, onRetry, empty, p
       {pager && (data?.length || pager.hasPrev) ? (
         <div className="pager">
           <span className="pager-info">
-            {t('pager.page', { n: pager.page })} · {t('pager.rows', { n: data?.length ?? 0 })}
+            {t('pager.page', { n: pager.page })} · {data?.length === 1 ? t('pager.oneRow') : t('pager.rows', { n: data?.length ?? 0 })}
           </span>
           <button type="button" className="btn btn-small" disabled={!pager.hasPrev || fetching} onClick={pager.onPrev}>
             ← {t('pager.prev')}

@@ -44,6 +44,7 @@ export const en = {
   'pager.prev': 'Previous',
   'pager.next': 'Next',
   'pager.page': 'Page {n}',
+  'pager.oneRow': '1 row',
   'pager.rows': '{n} rows',
 
   'common.all': 'All',

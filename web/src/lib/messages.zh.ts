@@ -45,6 +45,7 @@ export const zh: Messages = {
   'pager.prev': '上一页',
   'pager.next': '下一页',
   'pager.page': '第 {n} 页',
+  'pager.oneRow': '1 行',
   'pager.rows': '{n} 行',
 
   'common.all': '全部',

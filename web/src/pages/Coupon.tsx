@@ -153,7 +153,7 @@ export function CouponPage() {
         cell: (c) => (
           <div>
             <code>{c.getValue()}</code>
-            <div className="cell-note" title={t('flow.requestId')}>
+            <div className="cell-note mono nowrap" title={t('flow.requestId')}>
               {c.row.original.requestId}
             </div>
           </div>
@@ -169,10 +169,10 @@ export function CouponPage() {
           </div>
         ),
       }),
-      rcol.accessor((r) => r.store.name, { id: 'store', header: t('common.store') }),
+      rcol.accessor((r) => r.store.name, { id: 'store', header: t('common.store'), meta: { className: 'col-store' } }),
       rcol.accessor('orderAmount', { header: t('flow.orderAmount'), cell: (c) => fmt.money(c.getValue()), meta: { className: 'num' } }),
       rcol.accessor('discountAmount', { header: t('flow.discount'), cell: (c) => fmt.money(c.getValue()), meta: { className: 'num' } }),
-      rcol.accessor('createdAt', { header: t('flow.created'), cell: (c) => fmt.dateTime(c.getValue()) }),
+      rcol.accessor('createdAt', { header: t('flow.created'), cell: (c) => <span className="nowrap">{fmt.dateTime(c.getValue())}</span> }),
       rcol.display({
         id: 'refund',
         header: t('flow.refund'),
@@ -206,8 +206,8 @@ export function CouponPage() {
         header: t('flow.reissued'),
         cell: (c) => (c.getValue() ? <Link className="mono link" to={`/coupons/${c.getValue()}`}>{formatCouponCode(c.getValue()!)}</Link> : '—'),
       }),
-      fcol.accessor('createdAt', { header: t('flow.created'), cell: (c) => fmt.dateTime(c.getValue()) }),
-      fcol.accessor('requestId', { header: t('flow.requestId'), cell: (c) => <code className="small">{c.getValue()}</code> }),
+      fcol.accessor('createdAt', { header: t('flow.created'), cell: (c) => <span className="nowrap">{fmt.dateTime(c.getValue())}</span> }),
+      fcol.accessor('requestId', { header: t('flow.requestId'), cell: (c) => <code className="small nowrap">{c.getValue()}</code> }),
     ],
     [t, fmt],
   );

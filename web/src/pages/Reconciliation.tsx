@@ -474,7 +474,7 @@ function Statements() {
                   <Tooltip formatter={(v) => formatFen(Math.round(Number(v) * 100))} />
                   <Legend wrapperStyle={{ fontSize: 12 }} />
                   {chart.names.map((n, i) => (
-                    <Bar key={n.id} dataKey={n.id} name={n.name} stackId="net" fill={PALETTE[i % PALETTE.length]} isAnimationActive={false} />
+                    <Bar key={n.id} dataKey={n.id} name={n.name} stackId="net" fill={PALETTE[i % PALETTE.length]} maxBarSize={56} isAnimationActive={false} />
                   ))}
                 </BarChart>
               </ResponsiveContainer>

@@ -63,7 +63,7 @@ const RedemptionsDocument = graphql(`
 `);
 
 const STATUSES: RedemptionStatus[] = ['PROCESSING', 'SUCCEEDED', 'REJECTED', 'RELEASED'];
-const PAGE = 50;
+const PAGE = 30;
 type Row = RedemptionsQuery['redemptions']['edges'][number]['node'];
 const col = createColumnHelper<Row>();
 
@@ -137,17 +137,20 @@ export function RedemptionsPage() {
   const columns = useMemo(
     () => [
       col.accessor('createdAt', { header: t('common.time'), cell: (c) => <span className="nowrap">{fmt.dateTime(c.getValue())}</span> }),
-      col.accessor('redeemNo', { header: t('flow.redeemNo'), cell: (c) => <code>{c.getValue()}</code> }),
+      col.accessor('redeemNo', { header: t('flow.redeemNo'), cell: (c) => <code className="nowrap">{c.getValue()}</code> }),
       col.accessor((r) => r.coupon.code, {
         id: 'coupon',
         header: t('ledger.coupon'),
         cell: (c) => (
-          <Link className="mono link" to={`/coupons/${c.getValue()}`}>
-            {formatCouponCode(c.getValue())}
-          </Link>
+          <div>
+            <Link className="mono link nowrap" to={`/coupons/${c.getValue()}`}>
+              {formatCouponCode(c.getValue())}
+            </Link>
+            <div className="cell-note">{c.row.original.coupon.campaign.name}</div>
+          </div>
         ),
       }),
-      col.accessor((r) => r.store.name, { id: 'store', header: t('common.store') }),
+      col.accessor((r) => r.store.name, { id: 'store', header: t('common.store'), meta: { className: 'col-store' } }),
       col.accessor('status', {
         header: t('common.status'),
         cell: (c) => {
@@ -157,6 +160,11 @@ export function RedemptionsPage() {
               <StatusBadge status={r.refund ? 'REFUNDED' : r.status} />
               {r.rejectReason && <div className="cell-note">{tk(`reject.${r.rejectReason}`)}</div>}
               {r.releaseReason && <div className="cell-note">{tk(`release.${r.releaseReason}`)}</div>}
+              {r.refund && (
+                <div className="cell-note nowrap">
+                  {r.refund.refundNo} · −{fmt.money(r.refund.amount)}
+                </div>
+              )}
             </div>
           );
         },
@@ -167,7 +175,6 @@ export function RedemptionsPage() {
         cell: (c) => (c.row.original.status === 'SUCCEEDED' ? fmt.money(c.getValue()) : <span className="muted">{fmt.money(c.getValue())}</span>),
         meta: { className: 'num' },
       }),
-      col.accessor((r) => r.refund?.refundNo, { id: 'refund', header: t('flow.refund'), cell: (c) => (c.getValue() ? <code>{c.getValue()}</code> : <span className="muted">—</span>) }),
     ],
     [t, tk, fmt],
   );

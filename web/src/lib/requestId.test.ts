@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { attemptKey, beginAttempt, newRequestId, settleAttempt, type Attempt } from './requestId';
+
+let n = 0;
+const makeId = () => `id-${++n}`;
+
+describe('request ids of the redeem screen', () => {
+  const key = attemptKey('228QJY6NEMKV2', '1', 6800);
+
+  it('reuses the id after a network error, so a retry cannot redeem twice', () => {
+    const first = beginAttempt(null, key, makeId);
+    const lost = settleAttempt(first, { kind: 'network' });
+    const retry = beginAttempt(lost, key, makeId);
+    expect(retry.requestId).toBe(first.requestId);
+    expect(retry.state).toBe('pending');
+  });
+
+  it('reuses the id while the redemption is still PROCESSING', () => {
+    const first = beginAttempt(null, key, makeId);
+    const held = settleAttempt(first, { kind: 'result', status: 'PROCESSING' });
+    expect(beginAttempt(held, key, makeId).requestId).toBe(first.requestId);
+  });
+
+  it('reuses the id after an INTERNAL error, whose outcome is unknown', () => {
+    const first = beginAttempt(null, key, makeId);
+    const failed = settleAttempt(first, { kind: 'error', code: 'INTERNAL' });
+    expect(beginAttempt(failed, key, makeId).requestId).toBe(first.requestId);
+  });
+
+  it.each(['SUCCEEDED', 'REJECTED', 'RELEASED'])('starts a new id after a final %s answer', (status) => {
+    const first = beginAttempt(null, key, makeId);
+    const done = settleAttempt(first, { kind: 'result', status });
+    expect(beginAttempt(done, key, makeId).requestId).not.toBe(first.requestId);
+  });
+
+  it.each(['BAD_USER_INPUT', 'COUPON_NOT_FOUND', 'FORBIDDEN', 'IDEMPOTENCY_KEY_REUSED'])('starts a new id after a definite %s error', (code) => {
+    const first = beginAttempt(null, key, makeId);
+    const done = settleAttempt(first, { kind: 'error', code });
+    expect(beginAttempt(done, key, makeId).requestId).not.toBe(first.requestId);
+  });
+
+  it('starts a new id when the parameters change, even after a network error', () => {
+    const first = beginAttempt(null, key, makeId);
+    const lost: Attempt = settleAttempt(first, { kind: 'network' });
+    const other = beginAttempt(lost, attemptKey('228QJY6NEMKV2', '1', 7000), makeId);
+    expect(other.requestId).not.toBe(first.requestId);
+  });
+
+  it('makes ids the API accepts: 1-64 of letters, digits, . _ : -', () => {
+    const seen = new Set<string>();
+    for (let i = 0; i < 1000; i++) {
+      const id = newRequestId();
+      expect(id).toMatch(/^[A-Za-z0-9._:-]{1,64}$/);
+      seen.add(id);
+    }
+    expect(seen.size).toBe(1000);
+  });
+});
