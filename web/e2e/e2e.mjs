@@ -88,9 +88,11 @@ async function shot(page, name) {
   log(`  screenshot ${name}.png`);
 }
 
+let passed = 0;
 async function step(name, fn) {
   log(`▶ ${name}`);
   await fn();
+  passed++;
 }
 
 function watch(page, label) {
@@ -370,8 +372,10 @@ async function main() {
 try {
   await main();
   log('all steps passed');
+  console.log(`e2e: ${passed} passed, 0 failed`);
 } catch (e) {
   failed = true;
+  console.log(`e2e: ${passed} passed, 1 failed`);
   console.error(`[e2e] FAILED: ${e.stack ?? e}`);
   try {
     for (const [i, ctx] of (browser?.contexts() ?? []).entries()) {

@@ -1,4 +1,4 @@
-import { StrictMode } from 'react';
+import { lazy, StrictMode, Suspense } from 'react';
 import { createRoot } from 'react-dom/client';
 import { BrowserRouter, Navigate, Route, Routes } from 'react-router';
 import { Provider } from 'urql';
@@ -12,12 +12,15 @@ import { CreateCampaignPage } from './pages/CreateCampaign';
 import { CouponPage } from './pages/Coupon';
 import { CouponsPage } from './pages/Coupons';
 import { JobsPage } from './pages/Jobs';
-import { OverviewPage } from './pages/Overview';
-import { ReconciliationPage } from './pages/Reconciliation';
 import { RedeemPage } from './pages/Redeem';
 import { RedemptionsPage } from './pages/Redemptions';
 import { SessionEnded, SignIn } from './pages/SignIn';
 import './styles.css';
+
+// The pages with charts load on demand, so the redeem screen on a store tablet
+// does not wait for the charting library.
+const OverviewPage = lazy(() => import('./pages/Overview').then((m) => ({ default: m.OverviewPage })));
+const ReconciliationPage = lazy(() => import('./pages/Reconciliation').then((m) => ({ default: m.ReconciliationPage })));
 
 function Allow({ roles, children }: { roles: Role[]; children: React.ReactNode }) {
   const { role } = useViewer();
@@ -46,6 +49,7 @@ function Console() {
         </div>
       )}
     >
+      <Suspense fallback={<Loading />}>
       <Routes>
         <Route element={<Layout />}>
           <Route index element={<Home />} />
@@ -60,6 +64,7 @@ function Console() {
           <Route path="*" element={<div className="state state-empty">{t('state.notFound')}</div>} />
         </Route>
       </Routes>
+      </Suspense>
     </ViewerProvider>
   );
 }

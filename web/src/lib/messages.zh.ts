@@ -228,7 +228,7 @@ export const zh: Messages = {
   'create.validTo': '失效时间',
   'create.stores': '适用门店（不选即全部门店）',
   'create.quantity': '发放总量',
-  'create.refundWindow': '店员可撤销时限（分钟，0 表示店员不可撤销）',
+  'create.refundWindow': '店员可撤销时限（分钟，0 为不可撤销）',
   'create.perCustomer': '每位顾客限领（0 表示不限）',
   'create.submit': '创建批次',
   'create.creating': '正在创建…',

@@ -293,7 +293,11 @@ function Findings() {
   };
   const rows = res.data?.findings.edges.map((e) => e.node);
   const pageInfo = res.data?.findings.pageInfo;
-  const current = rows?.find((r) => r.id === selected);
+  // The finding under review stays on screen after it is resolved, although
+  // it then leaves the list of open findings.
+  const [pinned, setPinned] = useState<FindingRow | null>(null);
+  const listed = rows?.find((r) => r.id === selected);
+  const current = listed ?? (pinned && pinned.id === selected ? pinned : undefined);
   const columns = useMemo(
     () => [
       fcol.accessor('id', { header: '#', cell: (c) => <span className="muted">#{c.getValue()}</span> }),
@@ -318,7 +322,15 @@ function Findings() {
         id: 'review',
         header: '',
         cell: (c) => (
-          <button type="button" className="btn btn-small" data-testid="review" onClick={() => set('finding', c.row.original.id)}>
+          <button
+            type="button"
+            className="btn btn-small"
+            data-testid="review"
+            onClick={() => {
+              setPinned(c.row.original);
+              set('finding', c.row.original.id);
+            }}
+          >
             {t('recon.review')}
           </button>
         ),
