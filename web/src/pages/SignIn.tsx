@@ -87,7 +87,7 @@ export function SessionEnded() {
     <div className="auth-screen">
       <div className="auth-card" data-testid="session-ended">
         <div className="auth-icon" aria-hidden="true">
-          ⏏
+          !
         </div>
         <h1>{t('expired.title')}</h1>
         <p className="muted">{t('expired.body')}</p>
