@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"coupond/internal/testdb"
+	"coupond/services"
 )
 
 // syncBuffer is a bytes.Buffer safe to read while the server writes to it.
@@ -51,6 +52,9 @@ func startServe(t *testing.T, dbURL string, extra ...string) (string, *syncBuffe
 	args := append([]string{"serve", "--demo", "--addr", addr, "--database-url", dbURL}, extra...)
 	go func() { done <- run(ctx, args, out, io.Discard) }()
 	t.Cleanup(func() {
+		// Connections the client dialled but never used would hold shutdown
+		// for the five seconds net/http waits on new connections.
+		http.DefaultClient.CloseIdleConnections()
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("serve: %v", err)
@@ -239,4 +243,80 @@ func TestUnknownCommand(t *testing.T) {
 		t.Fatal("no command should exit 2")
 	}
 	_ = fmt.Sprint()
+}
+
+// TestReadmeFlow follows the README against a server with default settings:
+// store, campaign, coupons, 100 concurrent redeems of one coupon with exactly
+// one SUCCEEDED, a replayed request id, and a refund.
+func TestReadmeFlow(t *testing.T) {
+	for _, name := range []string{"sqlite", "postgres"} {
+		t.Run(name, func(t *testing.T) {
+			dbURL := databaseURLs(t)[name](t)
+			addr, out := startServe(t, dbURL)
+			admin := token(t, out.String(), "ADMIN")
+			st := gql(t, addr, admin, `mutation($in: CreateStoreInput!) { createStore(input: $in) { id code } }`,
+				map[string]any{"in": map[string]any{"code": "SH009", "name": "上海静安店"}})["createStore"].(map[string]any)
+			camp := gql(t, addr, admin, `mutation($in: CreateCampaignInput!) { createCampaign(input: $in) { id } }`,
+				map[string]any{"in": map[string]any{"name": "满30减10", "type": "CASH", "value": 1000, "minSpend": 3000,
+					"validFrom": "2026-01-01T00:00:00Z", "validTo": "2099-01-01T00:00:00Z", "storeIds": []string{}, "totalQuantity": 10000,
+					"refundWindowMinutes": 1440}})["createCampaign"].(map[string]any)
+			iss := gql(t, addr, admin, `mutation($in: IssueCouponsInput!) { issueCoupons(input: $in) { issued codes } }`,
+				map[string]any{"in": map[string]any{"campaignId": camp["id"], "count": 100}})["issueCoupons"].(map[string]any)
+			code := services.FormatCouponCode(iss["codes"].([]any)[0].(string))
+			var cliOut bytes.Buffer
+			if err := run(context.Background(), []string{"token", "create", "--merchant", "demo", "--role", "CLERK", "--store", "SH009",
+				"--database-url", dbURL}, &cliOut, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			clerk := strings.TrimSpace(cliOut.String())
+			redeem := `mutation($in: RedeemCouponInput!) { redeemCoupon(input: $in) { redeemNo status rejectReason } }`
+			const n = 100
+			results := make([]map[string]any, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					results[i] = gql(t, addr, clerk, redeem, map[string]any{"in": map[string]any{"code": strings.ToLower(code),
+						"storeId": st["id"], "requestId": fmt.Sprintf("pos1-%03d", i), "orderAmount": 4500}})["redeemCoupon"].(map[string]any)
+				}()
+			}
+			wg.Wait()
+			var winner map[string]any
+			for _, r := range results {
+				switch r["status"] {
+				case "SUCCEEDED":
+					if winner != nil {
+						t.Fatal("two redemptions succeeded")
+					}
+					winner = r
+				case "REJECTED":
+					if r["rejectReason"] != "COUPON_NOT_AVAILABLE" {
+						t.Fatalf("rejected with %v", r["rejectReason"])
+					}
+				default:
+					t.Fatalf("status %v", r["status"])
+				}
+			}
+			if winner == nil {
+				t.Fatal("no redemption succeeded")
+			}
+			var req string
+			for i, r := range results {
+				if r["redeemNo"] == winner["redeemNo"] {
+					req = fmt.Sprintf("pos1-%03d", i)
+				}
+			}
+			again := gql(t, addr, clerk, redeem, map[string]any{"in": map[string]any{"code": code, "storeId": st["id"],
+				"requestId": req, "orderAmount": 4500}})["redeemCoupon"].(map[string]any)
+			if again["redeemNo"] != winner["redeemNo"] || again["status"] != "SUCCEEDED" {
+				t.Fatalf("replay %v, want %v", again, winner)
+			}
+			ref := gql(t, addr, clerk, `mutation($in: RefundRedemptionInput!) { refundRedemption(input: $in) { status redemption { coupon { status } } } }`,
+				map[string]any{"in": map[string]any{"redeemNo": winner["redeemNo"], "requestId": "refund-0001", "reason": "dish not served"}})
+			if ref["refundRedemption"].(map[string]any)["redemption"].(map[string]any)["coupon"].(map[string]any)["status"] != "REFUNDED" {
+				t.Fatalf("refund %v", ref)
+			}
+		})
+	}
 }
