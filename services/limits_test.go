@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"gorm.io/gorm"
+
 	"coupond/internal/testdb"
 	"coupond/models"
 	"coupond/services"
@@ -89,4 +91,24 @@ func TestTokenCacheAndRevocation(t *testing.T) {
 	must(t, svc.Tokens.Revoke(ctx, a, tok2.ID))
 	_, err = svc.Tokens.Authenticate(ctx, plain2)
 	wantCode(t, err, "UNAUTHENTICATED")
+}
+
+func TestHoldStats(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		w := newWorld(t, db)
+		ctx := context.Background()
+		n, oldest, err := w.svc.Coupons.HoldStats(ctx, w.clock.Now())
+		must(t, err)
+		if n != 0 || oldest != 0 {
+			t.Fatalf("empty: %d %v", n, oldest)
+		}
+		code := w.issue(w.campaign, 1)[0]
+		_, err = w.svc.Redemptions.Reserve(ctx, w.clerkA, services.RedeemInput{Code: code, StoreID: w.storeA.ID, RequestID: "h", OrderAmount: 5000})
+		must(t, err)
+		n, oldest, err = w.svc.Coupons.HoldStats(ctx, w.clock.Now().Add(90*time.Second))
+		must(t, err)
+		if n != 1 || oldest != 90*time.Second {
+			t.Fatalf("held %d, oldest %v; want 1 and 90s", n, oldest)
+		}
+	})
 }
