@@ -1,4 +1,4 @@
-import { NavLink, Outlet } from 'react-router';
+import { NavLink, Outlet, useNavigate } from 'react-router';
 import { useAuth } from '../app/auth';
 import { useI18n } from '../app/i18n';
 import { useViewer, type Role } from '../app/viewer';
@@ -51,6 +51,7 @@ export function Layout() {
   const { t } = useI18n();
   const { role, merchantName, timezone } = useViewer();
   const { signOut } = useAuth();
+  const navigate = useNavigate();
   const items = NAV.filter((n) => n.roles.includes(role));
   const sections = [...new Set(items.map((i) => i.section))];
   return (
@@ -88,7 +89,12 @@ export function Layout() {
             </div>
           </div>
           <LanguageSwitch />
-          <button type="button" className="btn btn-ghost signout" onClick={signOut} data-testid="sign-out">
+          <button type="button" className="btn btn-ghost signout" onClick={() => {
+              navigate('/');
+              signOut();
+            }}
+            data-testid="sign-out"
+          >
             {t('nav.signOut')}
           </button>
         </div>

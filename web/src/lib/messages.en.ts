@@ -102,6 +102,7 @@ export const en = {
   'error.REFUND_WINDOW_CLOSED': 'The refund window for this redemption has closed.',
   'error.QUOTA_EXCEEDED': 'That would issue more coupons than the campaign\'s total.',
   'error.CUSTOMER_LIMIT_EXCEEDED': 'A customer would get more coupons than the campaign allows.',
+  'error.RATE_LIMITED': 'Too many requests. Wait a moment and try again.',
   'error.INTERNAL': 'The server failed unexpectedly. Try again; if it keeps failing, tell your administrator.',
   'error.network': 'No answer from the server (network error).',
   'error.generic': 'Failed: {msg}',
