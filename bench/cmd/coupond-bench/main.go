@@ -1,0 +1,95 @@
+// Command coupond-bench runs coupond's benchmark scenarios (perf) or its
+// fault suite (faults) against a coupond binary and the local PostgreSQL, and
+// writes the reports.
+//
+//	coupond-bench perf   -bin BIN [-quick] -doc docs/PERFORMANCE.md -json bench/results/DATE.json
+//	coupond-bench faults -bin BIN [-ci]    -doc docs/RELIABILITY.md -json bench/results/DATE-faults.json
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"coupond/bench/faults"
+	"coupond/bench/harness"
+	"coupond/bench/perf"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: coupond-bench perf|faults [flags]")
+		os.Exit(2)
+	}
+	cmd := os.Args[1]
+	fs := flag.NewFlagSet(cmd, flag.ExitOnError)
+	bin := fs.String("bin", "", "coupond binary (required)")
+	pgHost := fs.String("pg-host", "127.0.0.1", "PostgreSQL host")
+	pgPort := fs.Int("pg-port", 5432, "PostgreSQL port")
+	adminDB := fs.String("admin-db", "test", "existing database used to create and drop the bench databases")
+	dir := fs.String("dir", os.TempDir(), "scratch directory for logs")
+	quick := fs.Bool("quick", false, "perf: small sizes and short steps (under 2 minutes)")
+	ci := fs.Bool("ci", false, "faults: the short subset (under 60 s)")
+	doc := fs.String("doc", "", "write the Markdown report here")
+	out := fs.String("json", "", "write the JSON record here")
+	command := fs.String("command", "", "the command line to print in the report")
+	_ = fs.Parse(os.Args[2:])
+	if *bin == "" {
+		fmt.Fprintln(os.Stderr, "-bin is required")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	env := harness.Env{Bin: *bin, PGHost: *pgHost, PGPort: *pgPort, AdminDB: *adminDB, Dir: *dir}
+	logf := func(format string, a ...any) {
+		fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, a...)...)
+	}
+	var md string
+	var rec any
+	failed := false
+	switch cmd {
+	case "perf":
+		res, err := perf.Run(ctx, perf.Config{Quick: *quick, Env: env, Log: logf})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "perf:", err)
+			os.Exit(1)
+		}
+		md, rec = res.Markdown(*command), res
+	case "faults":
+		res, err := faults.Run(ctx, faults.Config{CI: *ci, Env: env, Log: logf})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "faults:", err)
+			os.Exit(1)
+		}
+		md, rec = res.Markdown(*command), res
+		failed = res.Violations() > 0
+	default:
+		fmt.Fprintln(os.Stderr, "unknown command", cmd)
+		os.Exit(2)
+	}
+	if *doc != "" {
+		if err := os.WriteFile(*doc, []byte(md), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	} else {
+		fmt.Print(md)
+	}
+	if *out != "" {
+		b, _ := json.MarshalIndent(rec, "", "  ")
+		if err := os.WriteFile(*out, b, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+	if failed {
+		fmt.Fprintln(os.Stderr, strings.Repeat("!", 3), "invariant violations found")
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,512 @@
+// Package faults is coupond's fault suite: with redemption load running and
+// every answer recorded, it kills, pauses and doubles the server, terminates
+// and delays its PostgreSQL connections through a loopback proxy and makes
+// the order service fail, then checks the invariants with `coupond audit`,
+// the client history and the order service's orders.
+package faults
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"coupond/bench/harness"
+	"coupond/bench/history"
+	"coupond/bench/load"
+	"coupond/bench/ordersvc"
+	"coupond/bench/proxy"
+)
+
+// Config sizes a run.
+type Config struct {
+	CI  bool
+	Env harness.Env
+	Log func(format string, a ...any)
+}
+
+// FaultResult is one fault's outcome.
+type FaultResult struct {
+	Name             string         `json:"name"`
+	Injection        string         `json:"injection"`
+	Attempted        int            `json:"attempted"`
+	OK               int            `json:"ok"`
+	FailByCode       map[string]int `json:"fail_by_code"`
+	Unknown          int            `json:"unknown"`
+	UnknownResolved  int            `json:"unknown_resolved_by_retry"`
+	AuditViolations  []string       `json:"audit_violations"`
+	HistoryViolation []string       `json:"history_violations"`
+	OrderViolations  []string       `json:"order_violations"`
+	FirstSuccessMS   float64        `json:"time_to_first_success_ms"`
+	OldestRedeeming  float64        `json:"oldest_redeeming_s"`
+	Notes            string         `json:"notes,omitempty"`
+	Seconds          float64        `json:"seconds"`
+}
+
+// Violations counts every invariant violation.
+func (f FaultResult) Violations() int {
+	return len(f.AuditViolations) + len(f.HistoryViolation) + len(f.OrderViolations)
+}
+
+// Result is the whole suite.
+type Result struct {
+	Date        string        `json:"date"`
+	CI          bool          `json:"ci"`
+	Faults      []FaultResult `json:"faults"`
+	WallSeconds float64       `json:"wall_seconds"`
+}
+
+// Violations counts every invariant violation of every fault.
+func (r *Result) Violations() int {
+	n := 0
+	for _, f := range r.Faults {
+		n += f.Violations()
+	}
+	return n
+}
+
+const (
+	hold   = 3 * time.Second
+	every  = time.Second
+	secret = "faults-secret"
+)
+
+// world is the system under test for one group of faults.
+type world struct {
+	cfg   Config
+	fx    *harness.Fixture
+	px    *proxy.Proxy
+	osvc  *ordersvc.Service
+	codes []string
+	next  atomic.Int64
+	rid   atomic.Int64
+	extra *harness.Server // a second server, when running
+}
+
+func (w *world) code() string {
+	i := int(w.next.Add(1)) - 1
+	if i >= len(w.codes) {
+		return "0000000000000"
+	}
+	return w.codes[i]
+}
+
+func (c Config) logf(format string, a ...any) {
+	if c.Log != nil {
+		c.Log(format, a...)
+	}
+}
+
+// newWorld starts a proxy to PostgreSQL, optionally an order service, and a
+// server that reaches the database through the proxy.
+func newWorld(ctx context.Context, cfg Config, db string, webhook bool, ncodes int) (*world, error) {
+	env := cfg.Env
+	px, err := proxy.Start(fmt.Sprintf("%s:%d", env.PGHost, env.PGPort))
+	if err != nil {
+		return nil, err
+	}
+	w := &world{cfg: cfg, px: px}
+	sc := harness.ServerConfig{Name: db, Jobs: true, HoldTimeout: hold, CompensateEvery: every, FulfilTimeout: time.Second,
+		DatabaseURL: env.DBURL(db, px.Port()), MaxConns: 8}
+	if webhook {
+		if w.osvc, err = ordersvc.Start([]byte(secret)); err != nil {
+			px.Close()
+			return nil, err
+		}
+		sc.WebhookURL, sc.WebhookSecret = w.osvc.URL, secret
+	}
+	if w.fx, err = env.NewFixture(ctx, db, sc); err != nil {
+		w.close()
+		return nil, err
+	}
+	if _, _, w.codes, err = w.fx.Campaign(ctx, "faults", ncodes); err != nil {
+		w.close()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *world) close() {
+	if w.extra != nil {
+		w.extra.Stop()
+	}
+	if w.fx != nil {
+		w.fx.Close()
+	}
+	if w.osvc != nil {
+		w.osvc.Close()
+	}
+	w.px.Close()
+}
+
+// Run runs the suite (the CI subset with cfg.CI).
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	start := time.Now()
+	res := &Result{Date: start.UTC().Format(time.RFC3339), CI: cfg.CI}
+	rate, secs := 100.0, 12*time.Second
+	kills := 10
+	if cfg.CI {
+		rate, secs, kills = 60, 6*time.Second, 3
+	}
+
+	// Process and database faults, builtin adapter (audit checks orders too).
+	w, err := newWorld(ctx, cfg, "coupond_faults", false, 100_000)
+	if err != nil {
+		return nil, err
+	}
+	type fault struct {
+		name, how string
+		ci        bool
+		inject    func(ctx context.Context, w *world) (time.Time, string, error)
+	}
+	dbFaults := []fault{
+		{"SIGKILL and restart", fmt.Sprintf("%d kills at random moments, restart at once", kills), true, func(ctx context.Context, w *world) (time.Time, string, error) {
+			var last time.Time
+			gap := secs / time.Duration(kills+1)
+			for i := 0; i < kills; i++ {
+				time.Sleep(gap/2 + time.Duration(rand.Int64N(int64(gap/2))))
+				w.fx.Server.Kill()
+				if err := w.fx.Server.Start(ctx); err != nil {
+					return last, "", err
+				}
+				last = time.Now()
+			}
+			return last, "", nil
+		}},
+		{"pg_terminate_backend", "all of the bench database's backends terminated 5 times, 1 s apart", true, func(ctx context.Context, w *world) (time.Time, string, error) {
+			var last time.Time
+			n := 0
+			for i := 0; i < 5; i++ {
+				var k int
+				_ = w.fx.Pool.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name <> 'coupond-bench'`, w.fx.DBName).Scan(&k)
+				n += k
+				last = time.Now()
+				time.Sleep(time.Second)
+			}
+			return last, fmt.Sprintf("%d backends terminated", n), nil
+		}},
+		{"PostgreSQL restart (simulated)", "every backend terminated and every proxied connection severed, new connections refused for 2 s", false, func(ctx context.Context, w *world) (time.Time, string, error) {
+			w.px.SetRefuse(true)
+			w.px.Sever()
+			_, _ = w.fx.Pool.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name <> 'coupond-bench'`, w.fx.DBName)
+			time.Sleep(2 * time.Second)
+			w.px.SetRefuse(false)
+			return time.Now(), "", nil
+		}},
+		{"latency to PostgreSQL", "50 ms added to every chunk both ways for 3 s", false, func(ctx context.Context, w *world) (time.Time, string, error) {
+			w.px.SetLatency(50 * time.Millisecond)
+			time.Sleep(3 * time.Second)
+			w.px.SetLatency(0)
+			return time.Now(), "", nil
+		}},
+		{"black-holed PostgreSQL", "bytes stop flowing both ways for 3 s, connections stay open", true, func(ctx context.Context, w *world) (time.Time, string, error) {
+			w.px.SetBlackhole(true)
+			time.Sleep(3 * time.Second)
+			w.px.SetBlackhole(false)
+			return time.Now(), "", nil
+		}},
+		{"SIGSTOP past the hold timeout", "server paused 5 s (hold 3 s) while a second server runs compensation", true, func(ctx context.Context, w *world) (time.Time, string, error) {
+			if err := w.second(ctx); err != nil {
+				return time.Time{}, "", err
+			}
+			if err := w.fx.Server.Signal(syscall.SIGSTOP); err != nil {
+				return time.Time{}, "", err
+			}
+			time.Sleep(hold + 2*time.Second)
+			_ = w.fx.Server.Signal(syscall.SIGCONT)
+			return time.Now(), "", nil
+		}},
+		{"two servers with jobs", "a second server with jobs on; load split across both", false, func(ctx context.Context, w *world) (time.Time, string, error) {
+			err := w.second(ctx)
+			return time.Now(), "", err
+		}},
+	}
+	for _, f := range dbFaults {
+		if cfg.CI && !f.ci {
+			continue
+		}
+		fr, err := w.run(ctx, f.name, f.how, rate, secs, f.inject)
+		if err != nil {
+			w.close()
+			return nil, fmt.Errorf("%s: %w", f.name, err)
+		}
+		res.Faults = append(res.Faults, fr)
+		if w.extra != nil {
+			w.extra.Stop()
+			w.extra = nil
+		}
+	}
+	w.close()
+
+	// Fulfillment adapter faults, webhook adapter to the reference order service.
+	w, err = newWorld(ctx, cfg, "coupond_faults_webhook", true, 50_000)
+	if err != nil {
+		return nil, err
+	}
+	defer w.close()
+	adapter := []struct {
+		name, how string
+		ci        bool
+		p         ordersvc.Probabilities
+	}{
+		{"adapter fails before creating", "every fulfil answered 503 without an order for 3 s", false, ordersvc.Probabilities{FailBeforeCreate: 1}},
+		{"adapter creates then fails", "every fulfil creates the order, then answers 502, for 3 s", true, ordersvc.Probabilities{FailAfterCreate: 1}},
+		{"adapter hangs past the timeout", "every fulfil hangs past the 1 s fulfil timeout for 3 s", true, ordersvc.Probabilities{Hang: 1}},
+		{"adapter rejects", "every fulfil answered 422 rejected for 3 s", false, ordersvc.Probabilities{Reject: 1}},
+	}
+	for _, a := range adapter {
+		if cfg.CI && !a.ci {
+			continue
+		}
+		p := a.p
+		fr, err := w.run(ctx, a.name, a.how, rate, secs, func(ctx context.Context, w *world) (time.Time, string, error) {
+			w.osvc.Set(p)
+			time.Sleep(3 * time.Second)
+			w.osvc.Set(ordersvc.Probabilities{})
+			return time.Now(), "", nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", a.name, err)
+		}
+		res.Faults = append(res.Faults, fr)
+	}
+	if !cfg.CI {
+		fr, err := w.fencedReplay(ctx)
+		if err != nil {
+			return nil, err
+		}
+		res.Faults = append(res.Faults, fr)
+	}
+	res.WallSeconds = time.Since(start).Seconds()
+	return res, nil
+}
+
+// second starts a second server with jobs on the same database.
+func (w *world) second(ctx context.Context) error {
+	c := w.fx.Server.Config()
+	c.Name, c.Port = c.Name+"-b", 0
+	s, err := w.cfg.Env.StartServer(ctx, c)
+	w.extra = s
+	return err
+}
+
+// run drives load for secs while inject runs after a short warm-up, then
+// retries unknown outcomes with their request ids after compensation had
+// its chance, and checks every invariant.
+func (w *world) run(ctx context.Context, name, how string, rate float64, secs time.Duration,
+	inject func(ctx context.Context, w *world) (time.Time, string, error)) (FaultResult, error) {
+	w.cfg.logf("fault: %s", name)
+	start := time.Now()
+	fr := FaultResult{Name: name, Injection: how, FailByCode: map[string]int{}}
+	var oldest atomic.Int64
+	stopMon := make(chan struct{})
+	var monWG sync.WaitGroup
+	monWG.Add(1)
+	go func() {
+		defer monWG.Done()
+		for {
+			var age float64
+			err := w.fx.Pool.QueryRow(ctx, `SELECT COALESCE(EXTRACT(EPOCH FROM now() - min(c.updated_at)), 0)::float8
+FROM coupons c WHERE c.status = 'REDEEMING'`).Scan(&age)
+			if err == nil && int64(age*1000) > oldest.Load() {
+				oldest.Store(int64(age * 1000))
+			}
+			select {
+			case <-stopMon:
+				return
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+	}()
+	var mu sync.Mutex
+	var recs []*load.Record
+	attack := func(url string, share float64, wg *sync.WaitGroup) {
+		defer wg.Done()
+		r := load.Run(ctx, load.Attack{Name: name, URL: url + "/graphql", Token: w.fx.Clerk, Pacer: load.Constant{PerSec: rate * share},
+			Duration: secs, MaxOps: int(rate*share*secs.Seconds()) + 1, Timeout: 8 * time.Second,
+			Next: func(int) load.Op {
+				return load.Redeem("redeem", w.code(), w.fx.StoreID, "f-"+strconv.FormatInt(w.rid.Add(1), 10))
+			}})
+		mu.Lock()
+		recs = append(recs, r...)
+		mu.Unlock()
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	loadStart := time.Now()
+	go attack(w.fx.Server.URL(), 1, &wg)
+	time.Sleep(time.Second)
+	var recovered time.Time
+	var note string
+	var ierr error
+	if name == "two servers with jobs" {
+		recovered, note, ierr = inject(ctx, w)
+		if ierr == nil {
+			wg.Add(1)
+			go attack(w.extra.URL(), 1, &wg)
+		}
+	} else {
+		recovered, note, ierr = inject(ctx, w)
+	}
+	wg.Wait()
+	if ierr != nil {
+		close(stopMon)
+		monWG.Wait()
+		return fr, ierr
+	}
+	fr.Notes = note
+	// Time to first success after the fault ended.
+	rec := recovered.Sub(loadStart)
+	first := time.Duration(-1)
+	for _, r := range recs {
+		if r.Outcome == load.OK && r.Sent >= rec && (first < 0 || r.Done < first) {
+			first = r.Done
+		}
+	}
+	if first >= 0 {
+		fr.FirstSuccessMS = float64((first-rec)/time.Microsecond) / 1000
+	} else {
+		fr.FirstSuccessMS = -1
+	}
+	// Let compensation settle held coupons, then retry every unknown with its
+	// request id: the answer must now be final.
+	time.Sleep(hold + 3*every)
+	var unknown []load.Op
+	for _, r := range recs {
+		switch r.Outcome {
+		case load.OK:
+			fr.OK++
+		case load.Fail:
+			fr.FailByCode[r.Result]++
+		default:
+			fr.Unknown++
+			unknown = append(unknown, r.Op)
+		}
+	}
+	fr.Attempted = len(recs)
+	if len(unknown) > 0 {
+		retries := load.Run(ctx, load.Attack{Name: "retry", URL: w.fx.Server.URL() + "/graphql", Token: w.fx.Clerk,
+			Pacer: load.Constant{PerSec: 200}, Duration: time.Minute, MaxOps: len(unknown), Timeout: 8 * time.Second,
+			Next: func(i int) load.Op { op := unknown[i]; op.Kind = "retry"; return op }})
+		for _, r := range retries {
+			if r.Outcome != load.Unknown {
+				fr.UnknownResolved++
+			}
+		}
+		recs = append(recs, retries...)
+	}
+	close(stopMon)
+	monWG.Wait()
+	fr.OldestRedeeming = float64(oldest.Load()) / 1000
+	h, err := history.Check(ctx, w.fx.Pool, recs)
+	if err != nil {
+		return fr, err
+	}
+	fr.HistoryViolation = h.Violations
+	var ignore []string
+	if w.osvc != nil {
+		ignore = []string{"ORDER_WITHOUT_REDEMPTION", "REDEMPTION_WITHOUT_ORDER"}
+		if fr.OrderViolations, err = w.checkOrders(ctx); err != nil {
+			return fr, err
+		}
+	}
+	a, err := w.cfg.Env.Audit(ctx, w.fx.DBURL, hold, every, ignore...)
+	if err != nil {
+		return fr, err
+	}
+	fr.AuditViolations = a.Violations
+	fr.Seconds = time.Since(start).Seconds()
+	w.cfg.logf("  attempted %d ok %d fail %v unknown %d resolved %d; violations audit %d history %d orders %d; first success %.0f ms; oldest REDEEMING %.1f s",
+		fr.Attempted, fr.OK, fr.FailByCode, fr.Unknown, fr.UnknownResolved, len(fr.AuditViolations), len(fr.HistoryViolation),
+		len(fr.OrderViolations), fr.FirstSuccessMS, fr.OldestRedeeming)
+	return fr, nil
+}
+
+// checkOrders compares succeeded, unrefunded one-shot redemptions with the
+// order service's live orders.
+func (w *world) checkOrders(ctx context.Context) ([]string, error) {
+	rows, err := w.fx.Pool.Query(ctx, `SELECT f.redeem_no FROM redemption_flows f WHERE f.status = 'SUCCEEDED' AND f.operation = 'REDEEM'
+AND NOT EXISTS (SELECT 1 FROM refund_flows r WHERE r.redemption_id = f.id)`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	n := 0
+	for rows.Next() {
+		var no string
+		if err := rows.Scan(&no); err != nil {
+			return nil, err
+		}
+		n++
+		if o, ok := w.osvc.Inner.Order(no); !ok || o.Cancelled {
+			if len(out) < 20 {
+				out = append(out, "succeeded redemption "+no+" has no live order")
+			}
+		}
+	}
+	if live := w.osvc.Inner.LiveOrders(); live != n {
+		out = append(out, fmt.Sprintf("%d live orders for %d succeeded redemptions", live, n))
+	}
+	return out, rows.Err()
+}
+
+// fencedReplay replays a delayed create for every redemption compensation
+// released and fenced: the order service must refuse each (the fence holds)
+// and no order may appear.
+func (w *world) fencedReplay(ctx context.Context) (FaultResult, error) {
+	start := time.Now()
+	w.cfg.logf("fault: delayed create replayed after the fence")
+	fr := FaultResult{Name: "delayed create after the fence", Injection: "a signed /fulfil replayed for every redemption compensation released",
+		FailByCode: map[string]int{}}
+	rows, err := w.fx.Pool.Query(ctx, `SELECT merchant_id, redeem_no FROM redemption_flows WHERE status = 'RELEASED' AND fenced_at IS NOT NULL`)
+	if err != nil {
+		return fr, err
+	}
+	type key struct {
+		m  int64
+		no string
+	}
+	var ks []key
+	for rows.Next() {
+		var k key
+		if err := rows.Scan(&k.m, &k.no); err != nil {
+			rows.Close()
+			return fr, err
+		}
+		ks = append(ks, k)
+	}
+	rows.Close()
+	for _, k := range ks {
+		fr.Attempted++
+		code, err := w.osvc.ReplayCreate(ctx, k.m, k.no)
+		if err != nil {
+			return fr, err
+		}
+		if code == 409 {
+			fr.FailByCode["409 fenced"]++
+		} else {
+			fr.OK++
+			fr.HistoryViolation = append(fr.HistoryViolation, fmt.Sprintf("replayed create of fenced %s answered %d", k.no, code))
+		}
+	}
+	fr.OrderViolations, err = w.checkOrders(ctx)
+	if err != nil {
+		return fr, err
+	}
+	a, err := w.cfg.Env.Audit(ctx, w.fx.DBURL, hold, every, "ORDER_WITHOUT_REDEMPTION", "REDEMPTION_WITHOUT_ORDER")
+	if err != nil {
+		return fr, err
+	}
+	fr.AuditViolations = a.Violations
+	fr.FirstSuccessMS = -1
+	fr.Seconds = time.Since(start).Seconds()
+	w.cfg.logf("  replayed %d fenced creates: %d refused", fr.Attempted, fr.FailByCode["409 fenced"])
+	return fr, nil
+}

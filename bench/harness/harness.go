@@ -1,0 +1,455 @@
+// Package harness starts and drives coupond for the benchmark and the fault
+// suite through its public surfaces only: the coupond binary (serve, migrate,
+// merchant, token, audit), its HTTP/GraphQL API and /metrics, and direct SQL
+// on the database for setup and inspection.
+package harness
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Env names the coupond binary, the PostgreSQL server and a scratch directory.
+type Env struct {
+	// Bin is the coupond binary.
+	Bin string
+	// PGHost and PGPort locate PostgreSQL (trust auth, user postgres).
+	PGHost string
+	PGPort int
+	// AdminDB is an existing database to connect to for CREATE/DROP DATABASE.
+	AdminDB string
+	// Dir holds server logs.
+	Dir string
+}
+
+// DBURL returns the URL of database name through host:port.
+func (e Env) DBURL(name string, port int) string {
+	if port == 0 {
+		port = e.PGPort
+	}
+	return fmt.Sprintf("postgres://postgres@%s:%d/%s?sslmode=disable", e.PGHost, port, name)
+}
+
+// RecreateDB drops database name (terminating its sessions) and creates it
+// empty.
+func (e Env) RecreateDB(ctx context.Context, name string) error {
+	pool, err := pgxpool.New(ctx, e.DBURL(e.AdminDB, 0))
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if _, err := pool.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+		return fmt.Errorf("drop %s: %w", name, err)
+	}
+	if _, err := pool.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		return fmt.Errorf("create %s: %w", name, err)
+	}
+	return nil
+}
+
+// DropDB drops database name.
+func (e Env) DropDB(ctx context.Context, name string) error {
+	pool, err := pgxpool.New(ctx, e.DBURL(e.AdminDB, 0))
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	_, err = pool.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+	return err
+}
+
+// CLI runs the coupond binary with args and returns its standard output.
+func (e Env) CLI(ctx context.Context, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, e.Bin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if err != nil {
+		return out.String(), fmt.Errorf("coupond %s: %w: %s%s", args[0], err, out.String(), errb.String())
+	}
+	return out.String(), nil
+}
+
+// AuditResult is the outcome of one `coupond audit` run.
+type AuditResult struct {
+	Took       time.Duration
+	ExitCode   int
+	Violations []string
+}
+
+// Audit runs `coupond audit` against dbURL with the servers' hold timeout and
+// compensation interval. A non-zero exit with violations is a result, not an
+// error; ignoreKinds drops violations of those finding kinds (used where orders
+// live in an external order service the CLI cannot see).
+func (e Env) Audit(ctx context.Context, dbURL string, hold, every time.Duration, ignoreKinds ...string) (AuditResult, error) {
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, e.Bin, "audit", "--database-url", dbURL, "--hold-timeout", hold.String(),
+		"--compensate-every", every.String())
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	res := AuditResult{Took: time.Since(start)}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		res.ExitCode = ee.ExitCode()
+	} else if err != nil {
+		return res, err
+	}
+	sc := bufio.NewScanner(&out)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "merchant ") {
+			continue
+		}
+		skip := false
+		for _, k := range ignoreKinds {
+			if strings.Contains(line, " "+k+" ") || strings.Contains(line, " "+k+":") {
+				skip = true
+			}
+		}
+		if !skip {
+			res.Violations = append(res.Violations, line)
+		}
+	}
+	if res.ExitCode != 0 && res.ExitCode != 1 {
+		return res, fmt.Errorf("coupond audit exited %d: %s", res.ExitCode, errb.String())
+	}
+	if res.ExitCode == 1 && len(res.Violations) == 0 && len(ignoreKinds) == 0 {
+		return res, fmt.Errorf("coupond audit failed: %s", errb.String())
+	}
+	return res, nil
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// ServerConfig is one `coupond serve` process.
+type ServerConfig struct {
+	Name            string
+	Port            int
+	DatabaseURL     string
+	HoldTimeout     time.Duration
+	CompensateEvery time.Duration
+	FulfilTimeout   time.Duration
+	MaxConns        int
+	Jobs            bool
+	WebhookURL      string
+	WebhookSecret   string
+}
+
+// Server is a running coupond serve process.
+type Server struct {
+	env  Env
+	cfg  ServerConfig
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{}
+	log  *os.File
+}
+
+// URL is the server's base URL.
+func (s *Server) URL() string { return fmt.Sprintf("http://127.0.0.1:%d", s.cfg.Port) }
+
+// Config returns the server's configuration.
+func (s *Server) Config() ServerConfig { return s.cfg }
+
+// StartServer starts coupond serve with the rate limits off and waits until
+// /readyz answers.
+func (e Env) StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
+	if cfg.Port == 0 {
+		p, err := FreePort()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Port = p
+	}
+	if cfg.Name == "" {
+		cfg.Name = "coupond"
+	}
+	s := &Server{env: e, cfg: cfg}
+	return s, s.Start(ctx)
+}
+
+// Start (re)starts the process on the same port and waits until it is ready.
+func (s *Server) Start(ctx context.Context) error {
+	c := s.cfg
+	args := []string{"serve", "--addr", fmt.Sprintf("127.0.0.1:%d", c.Port), "--database-url", c.DatabaseURL,
+		"--limit-token-rps", "0", "--limit-store-rps", "0", "--limit-failed-lookups-per-minute", "0",
+		"--log-level", "error", "--jobs=" + strconv.FormatBool(c.Jobs), "--shutdown-grace", "2s"}
+	if c.HoldTimeout > 0 {
+		args = append(args, "--hold-timeout", c.HoldTimeout.String())
+	}
+	if c.CompensateEvery > 0 {
+		args = append(args, "--compensate-every", c.CompensateEvery.String())
+	}
+	if c.FulfilTimeout > 0 {
+		args = append(args, "--fulfil-timeout", c.FulfilTimeout.String())
+	}
+	if c.MaxConns > 0 {
+		args = append(args, "--max-conns", strconv.Itoa(c.MaxConns))
+	}
+	if c.WebhookURL != "" {
+		args = append(args, "--webhook-url", c.WebhookURL, "--webhook-secret", c.WebhookSecret)
+	}
+	logf, err := os.OpenFile(filepath.Join(s.env.Dir, c.Name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(s.env.Bin, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return err
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); logf.Close(); close(done) }()
+	s.mu.Lock()
+	s.cmd, s.done, s.log = cmd, done, logf
+	s.mu.Unlock()
+	return s.WaitReady(ctx, 60*time.Second)
+}
+
+// WaitReady polls /readyz until it answers 200 or timeout passes.
+func (s *Server) WaitReady(ctx context.Context, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	cl := &http.Client{Timeout: time.Second}
+	for time.Now().Before(deadline) {
+		select {
+		case <-s.doneCh():
+			return fmt.Errorf("%s exited during start; see %s.log", s.cfg.Name, s.cfg.Name)
+		default:
+		}
+		resp, err := cl.Get(s.URL() + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("%s not ready after %s", s.cfg.Name, timeout)
+}
+
+func (s *Server) doneCh() chan struct{} { s.mu.Lock(); defer s.mu.Unlock(); return s.done }
+
+// PID is the process id of the running process, or 0.
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
+// Signal sends sig to the process.
+func (s *Server) Signal(sig syscall.Signal) error {
+	pid := s.PID()
+	if pid == 0 {
+		return errors.New("not running")
+	}
+	return syscall.Kill(pid, sig)
+}
+
+// Kill sends SIGKILL and waits for the process to be gone.
+func (s *Server) Kill() {
+	if s.Signal(syscall.SIGKILL) == nil {
+		<-s.doneCh()
+	}
+}
+
+// Stop sends SIGTERM and waits up to 10 s, then SIGKILL.
+func (s *Server) Stop() {
+	if s.PID() == 0 {
+		return
+	}
+	_ = s.Signal(syscall.SIGCONT)
+	if s.Signal(syscall.SIGTERM) != nil {
+		return
+	}
+	select {
+	case <-s.doneCh():
+	case <-time.After(10 * time.Second):
+		s.Kill()
+	}
+}
+
+// RSS returns the process's resident set size in bytes from /proc.
+func (s *Server) RSS() int64 {
+	pid := s.PID()
+	if pid == 0 {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			f := strings.Fields(line)
+			if len(f) >= 2 {
+				kb, _ := strconv.ParseInt(f[1], 10, 64)
+				return kb * 1024
+			}
+		}
+	}
+	return 0
+}
+
+// Metric returns the value of an unlabelled metric from /metrics, or -1.
+func (s *Server) Metric(name string) float64 {
+	cl := &http.Client{Timeout: 2 * time.Second}
+	resp, err := cl.Get(s.URL() + "/metrics")
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, name+" ") {
+			v, err := strconv.ParseFloat(strings.TrimSpace(line[len(name):]), 64)
+			if err == nil {
+				return v
+			}
+		}
+	}
+	return -1
+}
+
+// Resources is one sample of the server's resource use.
+type Resources struct {
+	RSSMB      float64 `json:"rss_mb"`
+	Goroutines float64 `json:"goroutines"`
+}
+
+// Sample reads RSS and go_goroutines now.
+func (s *Server) Sample() Resources {
+	return Resources{RSSMB: float64(s.RSS()) / (1 << 20), Goroutines: s.Metric("go_goroutines")}
+}
+
+// Sampler samples a server's resources every interval until stopped and keeps
+// the maxima.
+type Sampler struct {
+	stop chan struct{}
+	done chan struct{}
+	Max  Resources
+}
+
+// StartSampler starts sampling s.
+func StartSampler(s *Server, every time.Duration) *Sampler {
+	sm := &Sampler{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(sm.done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			r := Resources{RSSMB: float64(s.RSS()) / (1 << 20)}
+			g := s.Metric("go_goroutines")
+			if r.RSSMB > sm.Max.RSSMB {
+				sm.Max.RSSMB = r.RSSMB
+			}
+			if g > sm.Max.Goroutines {
+				sm.Max.Goroutines = g
+			}
+			select {
+			case <-sm.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return sm
+}
+
+// Stop ends sampling and returns the maxima.
+func (sm *Sampler) Stop() Resources { close(sm.stop); <-sm.done; return sm.Max }
+
+// Client is a small GraphQL client for setup and checks.
+type Client struct {
+	URL   string
+	Token string
+	HTTP  *http.Client
+}
+
+// GQLError is one GraphQL error.
+type GQLError struct {
+	Message    string         `json:"message"`
+	Extensions map[string]any `json:"extensions"`
+}
+
+// Code returns extensions.code.
+func (e GQLError) Code() string { c, _ := e.Extensions["code"].(string); return c }
+
+// GQLResponse is a GraphQL response.
+type GQLResponse struct {
+	Data   json.RawMessage `json:"data"`
+	Errors []GQLError      `json:"errors"`
+}
+
+// Do posts one operation and decodes data into out. A GraphQL error is
+// returned as an error carrying its code.
+func (c *Client) Do(ctx context.Context, query string, vars map[string]any, out any) error {
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL+"/graphql", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+c.Token)
+	hc := c.HTTP
+	if hc == nil {
+		hc = &http.Client{Timeout: 5 * time.Minute}
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	var r GQLResponse
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return fmt.Errorf("HTTP %d: %.200s", resp.StatusCode, raw)
+	}
+	if len(r.Errors) > 0 {
+		return fmt.Errorf("graphql %s: %s", r.Errors[0].Code(), r.Errors[0].Message)
+	}
+	if out != nil {
+		return json.Unmarshal(r.Data, out)
+	}
+	return nil
+}

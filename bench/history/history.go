@@ -1,0 +1,192 @@
+// Package history checks a client's recorded history of operations against
+// the database: every acknowledged success is durable and every definite
+// failure had no effect. It complements `coupond audit`, which checks the
+// database against itself.
+package history
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"coupond/bench/load"
+)
+
+// Report is the result of a history check.
+type Report struct {
+	Checked    int      `json:"checked"`
+	Violations []string `json:"violations"`
+}
+
+type flow struct {
+	redeemNo, status string
+	couponID         int64
+	code             string
+	couponStatus     string
+	couponRedeemNo   string
+}
+
+// Check compares the records of redemptions and refunds with the database.
+//
+//   - a redemption answered SUCCEEDED has a SUCCEEDED flow with that request id,
+//     the same redemption number, and its coupon is REDEEMED or REFUNDED by it;
+//   - a redemption answered REJECTED or RELEASED has a flow in that state that
+//     does not hold its coupon;
+//   - a redemption refused with an error code (no flow written) has no flow;
+//   - a refund answered SUCCEEDED has a refund row and a REFUNDED coupon;
+//   - a coupon is REDEEMED or REFUNDED only if some operation on it succeeded
+//     or ended unknown (no coupon is taken by definite failures alone).
+//
+// Requests answered with transport:refused never reached the server and must
+// have no flow unless another operation with the same request id reached it.
+func Check(ctx context.Context, pool *pgxpool.Pool, recs []*load.Record) (Report, error) {
+	var rep Report
+	flows := map[string]flow{}
+	rows, err := pool.Query(ctx, `SELECT f.request_id, f.redeem_no, f.status, f.coupon_id, c.code, c.status, COALESCE(c.redeem_no, '')
+FROM redemption_flows f JOIN coupons c ON c.id = f.coupon_id WHERE f.operation = 'REDEEM'`)
+	if err != nil {
+		return rep, err
+	}
+	for rows.Next() {
+		var rid string
+		var f flow
+		if err := rows.Scan(&rid, &f.redeemNo, &f.status, &f.couponID, &f.code, &f.couponStatus, &f.couponRedeemNo); err != nil {
+			rows.Close()
+			return rep, err
+		}
+		flows[rid] = f
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return rep, err
+	}
+	refunds := map[string]string{} // request id -> coupon status
+	rows, err = pool.Query(ctx, `SELECT r.request_id, c.status FROM refund_flows r JOIN coupons c ON c.id = r.coupon_id`)
+	if err != nil {
+		return rep, err
+	}
+	for rows.Next() {
+		var rid, st string
+		if err := rows.Scan(&rid, &st); err != nil {
+			rows.Close()
+			return rep, err
+		}
+		refunds[rid] = st
+	}
+	rows.Close()
+
+	// Group by request id: an id may have been sent several times (retries).
+	byID := map[string][]*load.Record{}
+	touched := map[string]bool{} // codes with an ok or unknown redemption
+	for _, r := range recs {
+		if r == nil || !r.Finished() || r.RequestID == "" {
+			continue
+		}
+		byID[r.Kind[:min(len(r.Kind), 6)]+"/"+r.RequestID] = append(byID[r.Kind[:min(len(r.Kind), 6)]+"/"+r.RequestID], r)
+		if r.Kind != "refund" && r.Outcome != load.Fail {
+			touched[strings.ToUpper(r.Code)] = true
+		}
+	}
+	// Retries share the redeem request id; merge "retry" into "redeem".
+	merged := map[string][]*load.Record{}
+	for k, v := range byID {
+		if strings.HasPrefix(k, "retry/") {
+			k = "redeem/" + k[len("retry/"):]
+		}
+		merged[k] = append(merged[k], v...)
+	}
+	bad := func(format string, a ...any) {
+		if len(rep.Violations) < 50 {
+			rep.Violations = append(rep.Violations, fmt.Sprintf(format, a...))
+		} else if len(rep.Violations) == 50 {
+			rep.Violations = append(rep.Violations, "...")
+		}
+	}
+	for k, rs := range merged {
+		rep.Checked++
+		kind, rid, _ := strings.Cut(k, "/")
+		if kind == "refund" {
+			for _, r := range rs {
+				if r.Outcome == load.OK {
+					st, ok := refunds[rid]
+					if !ok {
+						bad("refund %s acknowledged but no refund row", rid)
+					} else if st != "REFUNDED" {
+						bad("refund %s acknowledged but coupon is %s", rid, st)
+					}
+					break
+				}
+			}
+			continue
+		}
+		f, has := flows[rid]
+		for _, r := range rs {
+			switch {
+			case r.Outcome == load.OK:
+				if !has || f.status != "SUCCEEDED" {
+					bad("redemption %s acknowledged SUCCEEDED but flow is %q", rid, f.status)
+				} else if r.GotRedeemNo != f.redeemNo {
+					bad("redemption %s acknowledged as %s but the ledger has %s", rid, r.GotRedeemNo, f.redeemNo)
+				} else if f.couponRedeemNo != f.redeemNo || (f.couponStatus != "REDEEMED" && f.couponStatus != "REFUNDED") {
+					bad("redemption %s acknowledged but coupon %s is %s held by %q", rid, f.code, f.couponStatus, f.couponRedeemNo)
+				}
+			case r.Outcome == load.Fail && (strings.HasPrefix(r.Result, "REJECTED") || r.Result == "RELEASED"):
+				want := "REJECTED"
+				if r.Result == "RELEASED" {
+					want = "RELEASED"
+				}
+				if !has || f.status != want {
+					bad("redemption %s answered %s but flow is %q", rid, r.Result, f.status)
+				} else if f.couponRedeemNo == f.redeemNo && f.couponStatus != "UNUSED" {
+					bad("redemption %s answered %s but holds coupon %s (%s)", rid, r.Result, f.code, f.couponStatus)
+				}
+			case r.Outcome == load.Fail && !anyReached(rs):
+				if has {
+					bad("redemption %s failed with %s before any flow, but flow %s is %s", rid, r.Result, f.redeemNo, f.status)
+				}
+			}
+		}
+	}
+	// Coupons taken although every operation on them definitely failed.
+	rows, err = pool.Query(ctx, `SELECT code FROM coupons WHERE status IN ('REDEEMED', 'REFUNDED', 'REDEEMING')`)
+	if err != nil {
+		return rep, err
+	}
+	attempted := map[string]bool{}
+	for _, r := range recs {
+		if r != nil && r.Code != "" {
+			attempted[strings.ToUpper(r.Code)] = true
+		}
+	}
+	var taken []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			rows.Close()
+			return rep, err
+		}
+		if attempted[c] && !touched[c] {
+			taken = append(taken, c)
+		}
+	}
+	rows.Close()
+	sort.Strings(taken)
+	for _, c := range taken {
+		bad("coupon %s is taken although every redemption of it definitely failed", c)
+	}
+	return rep, nil
+}
+
+// anyReached reports whether any send of the request got past the transport
+// or the error-code checks (so a flow may legitimately exist).
+func anyReached(rs []*load.Record) bool {
+	for _, r := range rs {
+		if r.Outcome != load.Fail || strings.HasPrefix(r.Result, "REJECTED") || r.Result == "RELEASED" {
+			return true
+		}
+	}
+	return false
+}

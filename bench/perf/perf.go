@@ -1,0 +1,523 @@
+// Package perf runs the benchmark scenarios against a real coupond serve
+// process on PostgreSQL and writes docs/PERFORMANCE.md and a JSON record.
+package perf
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"coupond/bench/harness"
+	"coupond/bench/history"
+	"coupond/bench/load"
+	"coupond/bench/ordersvc"
+)
+
+// Config sizes a run.
+type Config struct {
+	Quick bool
+	Env   harness.Env
+	Log   func(format string, a ...any)
+}
+
+// Scenario is one scenario's measurement.
+type Scenario struct {
+	Name    string              `json:"name"`
+	Stats   load.Stats          `json:"stats"`
+	Extra   map[string]any      `json:"extra,omitempty"`
+	During  harness.Resources   `json:"resources_during"`
+	After   harness.Resources   `json:"resources_after"`
+	Audit   harness.AuditResult `json:"audit"`
+	History *history.Report     `json:"history,omitempty"`
+}
+
+// Step is one second of the ramp.
+type Step struct {
+	Second  int     `json:"second"`
+	Offered float64 `json:"offered_per_sec"`
+	OK      int     `json:"ok"`
+	Errors  int     `json:"errors"`
+	P99     float64 `json:"p99_ms"`
+}
+
+// Result is a whole run.
+type Result struct {
+	Date        string             `json:"date"`
+	Quick       bool               `json:"quick"`
+	Host        string             `json:"host"`
+	Baselines   []Baseline         `json:"baselines"`
+	Ramp        []Step             `json:"ramp"`
+	Knee        float64            `json:"knee_per_sec"`
+	KneeReason  string             `json:"knee_reason"`
+	Scenarios   []Scenario         `json:"scenarios"`
+	IssueCount  int                `json:"issue_count"`
+	IssueSecs   float64            `json:"issue_seconds"`
+	AuditFlows  int                `json:"audit_flows"`
+	AuditSecs   float64            `json:"audit_seconds"`
+	AuditViol   int                `json:"audit_violations"`
+	MaxRSSMB    float64            `json:"max_rss_mb"`
+	WaitEvents  map[string]int     `json:"wait_events_at_knee"`
+	CPU         map[string]float64 `json:"cpu_seconds_at_knee"`
+	WallSeconds float64            `json:"wall_seconds"`
+}
+
+func (c Config) logf(format string, a ...any) {
+	if c.Log != nil {
+		c.Log(format, a...)
+	}
+}
+
+// codes hands out fresh coupon codes.
+type codes struct {
+	mu   sync.Mutex
+	list []string
+	next int
+}
+
+func (c *codes) take() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.next >= len(c.list) {
+		return "0000000000000" // out of codes: answered COUPON_NOT_FOUND/BAD_USER_INPUT, counted as an error
+	}
+	s := c.list[c.next]
+	c.next++
+	return s
+}
+
+// Run runs every scenario.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	start := time.Now()
+	env := cfg.Env
+	res := &Result{Date: start.UTC().Format(time.RFC3339), Quick: cfg.Quick}
+	res.Host, _ = os.Hostname()
+	nIssue, pgSecs, pgCoupons := 1_000_000, 20, 1_000_000
+	nLoad := 300_000
+	if cfg.Quick {
+		nIssue, pgSecs, pgCoupons, nLoad = 100_000, 5, 200_000, 60_000
+	}
+
+	cfg.logf("pgbench baselines (%d s each, 8 clients)", pgSecs)
+	bl, err := RunBaselines(ctx, env, "coupond_bench_pgbench", pgCoupons, pgSecs, env.Dir)
+	if err != nil {
+		return nil, err
+	}
+	res.Baselines = bl
+	_ = env.DropDB(ctx, "coupond_bench_pgbench")
+
+	hold, every := 2*time.Minute, 30*time.Second
+	fx, err := env.NewFixture(ctx, "coupond_bench", harness.ServerConfig{Name: "bench-server", Jobs: true, HoldTimeout: hold, CompensateEvery: every})
+	if err != nil {
+		return nil, err
+	}
+	defer fx.Close()
+	url := fx.Server.URL() + "/graphql"
+	audit := func(s *Scenario) error {
+		a, err := env.Audit(ctx, fx.DBURL, hold, every)
+		s.Audit = a
+		s.After = fx.Server.Sample()
+		if s.After.RSSMB > res.MaxRSSMB {
+			res.MaxRSSMB = s.After.RSSMB
+		}
+		if s.During.RSSMB > res.MaxRSSMB {
+			res.MaxRSSMB = s.During.RSSMB
+		}
+		res.Scenarios = append(res.Scenarios, *s)
+		cfg.logf("  %s: %d ops, ok %d, fail %d, unknown %d, p50 %.1f p99 %.1f ms; audit violations %d", s.Name, s.Stats.Ops,
+			s.Stats.OK, s.Stats.Fail, s.Stats.Unknown, s.Stats.P50, s.Stats.P99, len(a.Violations))
+		return err
+	}
+
+	// Issuance.
+	cfg.logf("issuance of %d codes", nIssue)
+	sm := harness.StartSampler(fx.Server, 200*time.Millisecond)
+	issueID, took, _, err := fx.Campaign(ctx, "issuance", nIssue)
+	if err != nil {
+		return nil, err
+	}
+	res.IssueCount, res.IssueSecs = nIssue, round(took.Seconds())
+	s := Scenario{Name: "issuance", Extra: map[string]any{"codes": nIssue, "seconds": res.IssueSecs}, During: sm.Stop()}
+	if err := audit(&s); err != nil {
+		return nil, err
+	}
+	cfg.logf("load campaign of %d codes", nLoad)
+	_, _, list, err := fx.Campaign(ctx, "load", nLoad)
+	if err != nil {
+		return nil, err
+	}
+	pool := &codes{list: list}
+	var rid atomic.Int64
+	newRID := func(p string) string { return p + strconv.FormatInt(rid.Add(1), 10) }
+	redeemNext := func(prefix string) func(int) load.Op {
+		return func(int) load.Op { return load.Redeem("redeem", pool.take(), fx.StoreID, newRID(prefix)) }
+	}
+
+	// Throughput ramp.
+	rampTo, rampOver := 4000.0, 40*time.Second
+	if cfg.Quick {
+		rampTo, rampOver = 3000, 15*time.Second
+	}
+	cfg.logf("throughput ramp 100 -> %.0f/s over %s", rampTo, rampOver)
+	rctx, cancel := context.WithCancel(ctx)
+	var slow atomic.Int64
+	sm = harness.StartSampler(fx.Server, 200*time.Millisecond)
+	ramp := load.Run(rctx, load.Attack{Name: "ramp", URL: url, Token: fx.Clerk, Pacer: load.Ramp{From: 100, To: rampTo, Over: rampOver},
+		Duration: rampOver, MaxOps: int(rampTo * rampOver.Seconds()), Timeout: 10 * time.Second, Next: redeemNext("ramp-"),
+		OnDone: func(r *load.Record) {
+			// Far past the knee: stop rather than bury the machine.
+			if r.Latency() > time.Second && slow.Add(1) > 200 {
+				cancel()
+			}
+		}})
+	cancel()
+	s = Scenario{Name: "throughput ramp", Stats: load.Summarise(ramp, nil), During: sm.Stop()}
+	res.Ramp, res.Knee, res.KneeReason = knee(ramp, load.Ramp{From: 100, To: rampTo, Over: rampOver})
+	s.Extra = map[string]any{"knee_per_sec": res.Knee, "knee_reason": res.KneeReason}
+	if err := audit(&s); err != nil {
+		return nil, err
+	}
+	cfg.logf("knee %.0f/s (%s)", res.Knee, res.KneeReason)
+	if res.Knee < 50 {
+		res.Knee = 50
+	}
+
+	// Constant rate at the knee (with where-the-time-goes evidence) and at half.
+	stepSecs := 15 * time.Second
+	if cfg.Quick {
+		stepSecs = 5 * time.Second
+	}
+	for _, st := range []struct {
+		name string
+		rate float64
+	}{{"constant at the knee", res.Knee}, {"constant at half the knee", res.Knee / 2}} {
+		cfg.logf("%s: %.0f/s for %s", st.name, st.rate, stepSecs)
+		sm = harness.StartSampler(fx.Server, 200*time.Millisecond)
+		var prof *profiler
+		if st.rate == res.Knee {
+			prof = startProfiler(ctx, fx, env)
+		}
+		recs := load.Run(ctx, load.Attack{Name: st.name, URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: st.rate},
+			Duration: stepSecs, MaxOps: int(st.rate*stepSecs.Seconds()) + 1, Next: redeemNext("step-")})
+		s = Scenario{Name: st.name, Stats: load.Summarise(recs, nil), During: sm.Stop(), Extra: map[string]any{"rate": st.rate}}
+		if prof != nil {
+			res.WaitEvents, res.CPU = prof.stop()
+		}
+		h, err := history.Check(ctx, fx.Pool, recs)
+		if err != nil {
+			return nil, err
+		}
+		s.History = &h
+		if err := audit(&s); err != nil {
+			return nil, err
+		}
+	}
+
+	// Hot coupon.
+	cfg.logf("hot coupon")
+	sm = harness.StartSampler(fx.Server, 100*time.Millisecond)
+	hot := pool.take()
+	recs := load.Run(ctx, load.Attack{Name: "hot", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: 100000},
+		Duration: 5 * time.Second, MaxOps: 1000, Timeout: 30 * time.Second,
+		Next: func(int) load.Op { return load.Redeem("redeem", hot, fx.StoreID, newRID("hot-")) }})
+	s = Scenario{Name: "hot coupon: 1,000 concurrent redeems of one coupon", Stats: load.Summarise(recs, nil), During: sm.Stop()}
+	s.Extra = map[string]any{"successes": countResult(recs, "SUCCEEDED"),
+		"losers_p99_ms": load.Summarise(recs, func(r *load.Record) bool { return r.Result != "SUCCEEDED" }).P99}
+	if err := audit(&s); err != nil {
+		return nil, err
+	}
+	hotCodes := make([]string, 10)
+	for i := range hotCodes {
+		hotCodes[i] = pool.take()
+	}
+	hotSecs := 10 * time.Second
+	if cfg.Quick {
+		hotSecs = 4 * time.Second
+	}
+	sm = harness.StartSampler(fx.Server, 200*time.Millisecond)
+	recs = load.Run(ctx, load.Attack{Name: "hot10", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: 500},
+		Duration: hotSecs, MaxOps: int(500 * hotSecs.Seconds()),
+		Next: func(n int) load.Op { return load.Redeem("redeem", hotCodes[n%10], fx.StoreID, newRID("hot10-")) }})
+	s = Scenario{Name: "hot coupons: 10 coupons under 500 requests/s", Stats: load.Summarise(recs, nil), During: sm.Stop()}
+	per := map[string]int{}
+	for _, r := range recs {
+		if r.Result == "SUCCEEDED" {
+			per[r.Code]++
+		}
+	}
+	exact := 0
+	for _, c := range hotCodes {
+		if per[c] == 1 {
+			exact++
+		}
+	}
+	s.Extra = map[string]any{"coupons_with_exactly_one_success": exact,
+		"losers_p99_ms": load.Summarise(recs, func(r *load.Record) bool { return r.Result != "SUCCEEDED" }).P99}
+	if err := audit(&s); err != nil {
+		return nil, err
+	}
+
+	// Duplicate storm.
+	cfg.logf("duplicate storm")
+	dupCode, dupID := pool.take(), newRID("dup-")
+	op := load.Redeem("redeem", dupCode, fx.StoreID, dupID)
+	sm = harness.StartSampler(fx.Server, 100*time.Millisecond)
+	recs = load.Run(ctx, load.Attack{Name: "dup", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: 100000},
+		Duration: 5 * time.Second, MaxOps: 1000, Timeout: 30 * time.Second, Next: func(int) load.Op { return op }})
+	s = Scenario{Name: "duplicate storm: one request id 1,000 times", Stats: load.Summarise(recs, nil), During: sm.Stop()}
+	answers := map[uint64]int{}
+	for _, r := range recs {
+		answers[r.AnswerHash]++
+	}
+	var flows, transitions int
+	_ = fx.Pool.QueryRow(ctx, "SELECT count(*) FROM redemption_flows WHERE request_id = $1", dupID).Scan(&flows)
+	_ = fx.Pool.QueryRow(ctx, "SELECT count(*) FROM coupon_transitions t JOIN coupons c ON c.id = t.coupon_id WHERE c.code = $1", dupCode).Scan(&transitions)
+	s.Extra = map[string]any{"executions": flows, "distinct_answers": len(answers), "coupon_transitions": transitions}
+	if err := audit(&s); err != nil {
+		return nil, err
+	}
+
+	// Mixed day on the webhook adapter.
+	if err := mixedDay(ctx, cfg, res); err != nil {
+		return nil, err
+	}
+
+	// Audit over a million flows: turn the issuance campaign into consistent
+	// redemptions by SQL, then time coupond audit.
+	cfg.logf("seeding %d flows by SQL", nIssue)
+	if err := seedFlows(ctx, fx, issueID); err != nil {
+		return nil, err
+	}
+	a, err := env.Audit(ctx, fx.DBURL, hold, every)
+	if err != nil {
+		return nil, err
+	}
+	res.AuditFlows, res.AuditSecs, res.AuditViol = nIssue, round(a.Took.Seconds()), len(a.Violations)
+	cfg.logf("audit over %d flows: %.1f s, %d violations", nIssue, a.Took.Seconds(), len(a.Violations))
+	res.WallSeconds = round(time.Since(start).Seconds())
+	return res, nil
+}
+
+func countResult(rs []*load.Record, result string) int {
+	n := 0
+	for _, r := range rs {
+		if r.Result == result {
+			n++
+		}
+	}
+	return n
+}
+
+// knee buckets the ramp by intended second and returns the offered rate of
+// the last second before the first one whose p99 passed 100 ms or that had
+// errors.
+func knee(rs []*load.Record, p load.Ramp) ([]Step, float64, string) {
+	buckets := map[int][]*load.Record{}
+	maxSec := 0
+	for _, r := range rs {
+		sec := int(r.Intended / time.Second)
+		buckets[sec] = append(buckets[sec], r)
+		if sec > maxSec {
+			maxSec = sec
+		}
+	}
+	var steps []Step
+	kneeRate, reason := 0.0, "p99 stayed under 100 ms without errors to the end of the ramp"
+	found := false
+	for sec := 0; sec <= maxSec; sec++ {
+		st := load.Summarise(buckets[sec], nil)
+		errs := int(math.Round(st.ErrorRate * float64(st.Ops)))
+		step := Step{Second: sec, Offered: round(p.Rate(time.Duration(sec)*time.Second + time.Second/2)), OK: st.OK, Errors: errs, P99: st.P99}
+		steps = append(steps, step)
+		if found {
+			continue
+		}
+		if st.P99 > 100 || errs > 0 {
+			found = true
+			reason = fmt.Sprintf("at %.0f/s offered: p99 %.0f ms, %d errors", step.Offered, st.P99, errs)
+			continue
+		}
+		kneeRate = step.Offered
+	}
+	return steps, kneeRate, reason
+}
+
+func round(f float64) float64 { return math.Round(f*100) / 100 }
+
+// seedFlows turns every coupon of campaign into a consistent succeeded
+// one-shot redemption: REDEEMED at version 2, a SUCCEEDED flow, two
+// transitions and a live builtin order.
+func seedFlows(ctx context.Context, fx *harness.Fixture, campaign string) error {
+	id, _ := strconv.ParseInt(campaign, 10, 64)
+	store, _ := strconv.ParseInt(fx.StoreID, 10, 64)
+	stmts := []string{
+		`UPDATE coupons SET status = 'REDEEMED', version = 2, redeem_no = 'RDSEED' || id, updated_at = now() WHERE campaign_id = $1 AND status = 'UNUSED'`,
+		`INSERT INTO redemption_flows (merchant_id, redeem_no, operation, request_id, fingerprint, coupon_id, store_id, status,
+  order_amount, discount_amount, order_ref, version, created_at, updated_at, finished_at)
+SELECT merchant_id, 'RDSEED' || id, 'REDEEM', 'seed-' || id, 'seed', id, $2::bigint, 'SUCCEEDED', 5000, 1000, 'SEED' || id, 1, now(), now(), now()
+FROM coupons WHERE campaign_id = $1`,
+		`INSERT INTO coupon_transitions (merchant_id, coupon_id, from_status, to_status, version_after, flow_no, actor, store_id, created_at)
+SELECT merchant_id, id, 'UNUSED', 'REDEEMING', 1, 'RDSEED' || id, 'system', $2::bigint, now() FROM coupons WHERE campaign_id = $1
+UNION ALL
+SELECT merchant_id, id, 'REDEEMING', 'REDEEMED', 2, 'RDSEED' || id, 'system', $2::bigint, now() FROM coupons WHERE campaign_id = $1`,
+		`INSERT INTO orders (merchant_id, redeem_no, coupon_id, store_id, amount, status, created_at)
+SELECT merchant_id, 'RDSEED' || id, id, $2::bigint, 4000, 'CREATED', now() FROM coupons WHERE campaign_id = $1`,
+	}
+	for _, q := range stmts {
+		args := []any{id}
+		if strings.Contains(q, "$2") {
+			args = append(args, store)
+		}
+		if _, err := fx.Pool.Exec(ctx, q, args...); err != nil {
+			return fmt.Errorf("seed flows: %w", err)
+		}
+	}
+	_, err := fx.Pool.Exec(ctx, "ANALYZE")
+	return err
+}
+
+// mixedDay runs 70% redeems, 15% same-id retries, 10% refunds and 5% reads
+// against a server whose webhook order service rejects 5% and hangs 2% of
+// fulfil calls.
+func mixedDay(ctx context.Context, cfg Config, res *Result) error {
+	env := cfg.Env
+	secret := []byte("bench-secret")
+	osvc, err := ordersvc.Start(secret)
+	if err != nil {
+		return err
+	}
+	defer osvc.Close()
+	osvc.Set(ordersvc.Probabilities{Reject: 0.05, Hang: 0.02})
+	hold, every := 5*time.Second, time.Second
+	fx, err := env.NewFixture(ctx, "coupond_bench_mixed", harness.ServerConfig{Name: "bench-mixed", Jobs: true, HoldTimeout: hold,
+		CompensateEvery: every, FulfilTimeout: time.Second, WebhookURL: osvc.URL, WebhookSecret: string(secret)})
+	if err != nil {
+		return err
+	}
+	defer fx.Close()
+	rate := math.Min(res.Knee/2, 400)
+	secs := 30 * time.Second
+	if cfg.Quick {
+		secs = 8 * time.Second
+	}
+	n := int(rate*secs.Seconds()) + 1
+	_, _, list, err := fx.Campaign(ctx, "mixed", n)
+	if err != nil {
+		return err
+	}
+	pool := &codes{list: list}
+	var mu sync.Mutex
+	var sent []load.Op // redeems sent, for same-id retries
+	succeeded := &load.Pool{}
+	var rid atomic.Int64
+	next := func(i int) load.Op {
+		x := (i * 7919) % 100
+		switch {
+		case x < 15:
+			mu.Lock()
+			if len(sent) > 0 {
+				op := sent[(i*31)%len(sent)]
+				mu.Unlock()
+				op.Kind = "retry"
+				return op
+			}
+			mu.Unlock()
+		case x < 25:
+			if no := succeeded.Take(); no != "" {
+				return load.Refund(no, "mixref-"+strconv.FormatInt(rid.Add(1), 10))
+			}
+		case x < 30:
+			mu.Lock()
+			c := ""
+			if len(sent) > 0 {
+				c = sent[(i*17)%len(sent)].Code
+			}
+			mu.Unlock()
+			if c != "" {
+				return load.Read(c)
+			}
+		}
+		op := load.Redeem("redeem", pool.take(), fx.StoreID, "mix-"+strconv.FormatInt(rid.Add(1), 10))
+		mu.Lock()
+		sent = append(sent, op)
+		mu.Unlock()
+		return op
+	}
+	cfg.logf("mixed day: %.0f/s for %s (webhook: 5%% reject, 2%% hang)", rate, secs)
+	sm := harness.StartSampler(fx.Server, 200*time.Millisecond)
+	recs := load.Run(ctx, load.Attack{Name: "mixed", URL: fx.Server.URL() + "/graphql", Token: fx.Clerk, Pacer: load.Constant{PerSec: rate},
+		Duration: secs, MaxOps: n, Next: next, OnDone: func(r *load.Record) {
+			if r.Kind == "redeem" && r.Outcome == load.OK {
+				succeeded.Put(r.GotRedeemNo)
+			}
+		}})
+	s := Scenario{Name: "mixed day (webhook adapter: 5% reject, 2% hang)", Stats: load.Summarise(recs, nil), During: sm.Stop()}
+	byKind := map[string]load.Stats{}
+	for _, k := range []string{"redeem", "retry", "refund", "read"} {
+		byKind[k] = load.Summarise(recs, func(r *load.Record) bool { return r.Kind == k })
+	}
+	// Let compensation resolve the hung redemptions, then check.
+	time.Sleep(hold + 3*every)
+	h, err := history.Check(ctx, fx.Pool, recs)
+	if err != nil {
+		return err
+	}
+	s.History = &h
+	ov, err := checkOrders(ctx, fx, osvc)
+	if err != nil {
+		return err
+	}
+	kinds := map[string]any{}
+	for k, v := range byKind {
+		kinds[k] = map[string]any{"ops": v.Ops, "ok": v.OK, "fail": v.Fail, "unknown": v.Unknown, "p50_ms": v.P50, "p99_ms": v.P99, "by_result": v.ByResult}
+	}
+	s.Extra = map[string]any{"rate": rate, "by_kind": kinds, "order_violations": ov}
+	a, err := env.Audit(ctx, fx.DBURL, hold, every, "ORDER_WITHOUT_REDEMPTION", "REDEMPTION_WITHOUT_ORDER")
+	s.Audit = a
+	s.After = fx.Server.Sample()
+	res.Scenarios = append(res.Scenarios, s)
+	if s.During.RSSMB > res.MaxRSSMB {
+		res.MaxRSSMB = s.During.RSSMB
+	}
+	cfg.logf("  mixed: %d ops ok %d fail %d unknown %d p99 %.1f; audit %d, history %d, orders %d", s.Stats.Ops, s.Stats.OK,
+		s.Stats.Fail, s.Stats.Unknown, s.Stats.P99, len(a.Violations), len(h.Violations), len(ov))
+	return err
+}
+
+// checkOrders compares the ledger with the external order service: every
+// succeeded, unrefunded one-shot redemption has a live order and every live
+// order has one.
+func checkOrders(ctx context.Context, fx *harness.Fixture, osvc *ordersvc.Service) ([]string, error) {
+	rows, err := fx.Pool.Query(ctx, `SELECT f.redeem_no FROM redemption_flows f WHERE f.status = 'SUCCEEDED' AND f.operation = 'REDEEM'
+AND NOT EXISTS (SELECT 1 FROM refund_flows r WHERE r.redemption_id = f.id)`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	n := 0
+	for rows.Next() {
+		var no string
+		if err := rows.Scan(&no); err != nil {
+			return nil, err
+		}
+		n++
+		if o, ok := osvc.Inner.Order(no); !ok || o.Cancelled {
+			out = append(out, "succeeded redemption "+no+" has no live order")
+		}
+	}
+	if live := osvc.Inner.LiveOrders(); live != n {
+		out = append(out, fmt.Sprintf("%d live orders for %d succeeded unrefunded redemptions", live, n))
+	}
+	sort.Strings(out)
+	if len(out) > 20 {
+		out = append(out[:20], "...")
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# bench/run.sh [perf|faults|all]: builds coupond and the bench harness, runs
+# the benchmark scenarios (perf, the default) or the fault suite (faults)
+# against the local PostgreSQL on loopback, and writes docs/PERFORMANCE.md,
+# docs/RELIABILITY.md and bench/results/<date>[-faults].json.
+#
+#   QUICK=1 bench/run.sh        perf with small sizes (under 2 minutes)
+#   bench/run.sh                perf, full sizes
+#   CI=1 bench/run.sh faults    the fault suite's short subset (under 60 s)
+#   bench/run.sh faults         the whole fault suite
+#
+# Environment: PGHOST (127.0.0.1), PGPORT (5432), BENCH_ADMIN_DB (test), an
+# existing database used to create and drop coupond_bench* databases.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what=${1:-perf}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+go build -o "$tmp/coupond" ./cmd/coupond
+(cd bench && go build -o "$tmp/coupond-bench" ./cmd/coupond-bench)
+date=$(date -u +%Y-%m-%dT%H%M%SZ)
+mkdir -p bench/results docs
+common=(-bin "$tmp/coupond" -dir "$tmp" -pg-host "${PGHOST:-127.0.0.1}" -pg-port "${PGPORT:-5432}" -admin-db "${BENCH_ADMIN_DB:-test}")
+run_perf() {
+  local q=() cmd="bench/run.sh perf"
+  if [ -n "${QUICK:-}" ]; then q=(-quick); cmd="QUICK=1 bench/run.sh perf"; fi
+  "$tmp/coupond-bench" perf "${common[@]}" "${q[@]}" -command "$cmd" \
+    -doc docs/PERFORMANCE.md -json "bench/results/$date.json"
+}
+run_faults() {
+  local c=() cmd="bench/run.sh faults"
+  if [ -n "${CI:-}" ]; then c=(-ci); cmd="CI=1 bench/run.sh faults"; fi
+  "$tmp/coupond-bench" faults "${common[@]}" "${c[@]}" -command "$cmd" \
+    -doc docs/RELIABILITY.md -json "bench/results/$date-faults.json"
+}
+case "$what" in
+  perf) run_perf ;;
+  faults) run_faults ;;
+  all) run_perf; run_faults ;;
+  *) echo "usage: bench/run.sh [perf|faults|all]" >&2; exit 2 ;;
+esac
