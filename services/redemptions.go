@@ -183,8 +183,9 @@ func (s *Redemptions) Cancel(ctx context.Context, actor Actor, in CancelInput) (
 	return nil, fmt.Errorf("cancel %s (%s): %w", in.RedeemNo, flow.Status, ErrInvalidState)
 }
 
-// reservedFlow loads a two-phase redemption the actor may act on.
-func (s *Redemptions) reservedFlow(ctx context.Context, actor Actor, redeemNo string) (*models.RedemptionFlow, error) {
+// actionableFlow loads a redemption the actor may act on (confirm, cancel,
+// refund): its merchant's, at a store the actor operates, within rate limits.
+func (s *Redemptions) actionableFlow(ctx context.Context, actor Actor, redeemNo string) (*models.RedemptionFlow, error) {
 	if err := actor.require(models.RoleAdmin, models.RoleClerk); err != nil {
 		return nil, err
 	}
@@ -196,6 +197,15 @@ func (s *Redemptions) reservedFlow(ctx context.Context, actor Actor, redeemNo st
 		return nil, err
 	}
 	if err := s.limits.redeem(actor, flow.StoreID); err != nil {
+		return nil, err
+	}
+	return flow, nil
+}
+
+// reservedFlow loads a two-phase redemption the actor may act on.
+func (s *Redemptions) reservedFlow(ctx context.Context, actor Actor, redeemNo string) (*models.RedemptionFlow, error) {
+	flow, err := s.actionableFlow(ctx, actor, redeemNo)
+	if err != nil {
 		return nil, err
 	}
 	if flow.Operation != models.OpReserve {

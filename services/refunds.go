@@ -34,20 +34,11 @@ func (s *Redemptions) Refund(ctx context.Context, actor Actor, in RefundInput) (
 	if err := checkText("reason", in.Reason, 500, true); err != nil {
 		return nil, err
 	}
-	if err := actor.require(models.RoleAdmin, models.RoleClerk); err != nil {
-		return nil, err
-	}
-	db := s.db.WithContext(ctx)
-	flow, err := s.byRedeemNo(db, actor.MerchantID, in.RedeemNo)
+	flow, err := s.actionableFlow(ctx, actor, in.RedeemNo)
 	if err != nil {
 		return nil, err
 	}
-	if err := actor.requireStore(flow.StoreID); err != nil {
-		return nil, err
-	}
-	if err := s.limits.redeem(actor, flow.StoreID); err != nil {
-		return nil, err
-	}
+	db := s.db.WithContext(ctx)
 	fp := fingerprint("REFUND", in.RedeemNo, strconv.FormatBool(in.Reissue))
 	if prior, err := s.refundByRequest(db, actor.MerchantID, in.RequestID); err != nil || prior != nil {
 		return replayRefund(prior, fp, err)
