@@ -320,3 +320,53 @@ func TestReadmeFlow(t *testing.T) {
 		})
 	}
 }
+
+// TestTwoServersConverge runs two servers with jobs on one database: held
+// reservations nobody confirms are released by compensation exactly once each,
+// whichever server gets to them, and the audit finds nothing wrong.
+func TestTwoServersConverge(t *testing.T) {
+	for _, name := range []string{"sqlite", "postgres"} {
+		t.Run(name, func(t *testing.T) {
+			dbURL := databaseURLs(t)[name](t)
+			fast := []string{"--hold-timeout", "1s", "--compensate-every", "1s", "--limit-token-rps", "0", "--limit-store-rps", "0"}
+			addr, out := startServe(t, dbURL, fast...)
+			admin := token(t, out.String(), "ADMIN")
+			startServe(t, dbURL, fast...) // a second replica on the same database
+			codes := gql(t, addr, admin, `{ coupons(first: 20, filter: {status: UNUSED}) { edges { node { code } } } }`, nil)
+			edges := codes["coupons"].(map[string]any)["edges"].([]any)
+			for i, e := range edges {
+				code := e.(map[string]any)["node"].(map[string]any)["code"]
+				r := gql(t, addr, admin, `mutation($in: RedeemCouponInput!) { reserveCoupon(input: $in) { status } }`,
+					map[string]any{"in": map[string]any{"code": code, "storeId": "1", "requestId": fmt.Sprintf("held-%d", i), "orderAmount": 9000}})
+				if st := r["reserveCoupon"].(map[string]any)["status"]; st != "PROCESSING" {
+					t.Fatalf("reserve %d: %v", i, st)
+				}
+			}
+			const released = `{ redemptions(first: 100, filter: {status: RELEASED}) { edges { node { releaseReason coupon { status version } } } } }`
+			deadline := time.Now().Add(20 * time.Second)
+			var rows []any
+			for time.Now().Before(deadline) {
+				rows = gql(t, addr, admin, released, nil)["redemptions"].(map[string]any)["edges"].([]any)
+				if len(rows) >= len(edges) {
+					break
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			if len(rows) != len(edges) {
+				t.Fatalf("%d of %d reservations released in time", len(rows), len(edges))
+			}
+			for _, r := range rows {
+				n := r.(map[string]any)["node"].(map[string]any)
+				c := n["coupon"].(map[string]any)
+				if n["releaseReason"] != "HOLD_TIMEOUT" || c["status"] != "UNUSED" || c["version"] != 2.0 {
+					t.Fatalf("released %v: want HOLD_TIMEOUT and an UNUSED coupon at version 2 (released once)", n)
+				}
+			}
+			var auditOut bytes.Buffer
+			if err := run(context.Background(), []string{"audit", "--database-url", dbURL, "--hold-timeout", "1s", "--compensate-every", "1s"},
+				&auditOut, io.Discard); err != nil {
+				t.Fatalf("audit: %v\n%s", err, auditOut.String())
+			}
+		})
+	}
+}
