@@ -134,6 +134,7 @@ async function main() {
   watch(page, 'desktop');
   const campaignName = `E2E Lunch ¥15 off ¥50 ${Date.now() % 100000}`;
   let code = '';
+  let code2 = '';
   let redeemNo = '';
 
   await step('sign-in screen rejects a bad token', async () => {
@@ -178,6 +179,7 @@ async function main() {
     const codes = page.getByTestId('issued-codes');
     await codes.waitFor();
     code = ((await codes.locator('a').first().getAttribute('href')) ?? '').split('/').pop();
+    code2 = ((await codes.locator('a').nth(1).getAttribute('href')) ?? '').split('/').pop();
     if (!/^[0-9A-Z]{13}$/.test(code)) throw new Error(`no issued code, got ${code}`);
     await row.filter({ hasText: '20 / 200' }).waitFor();
     await shot(page, '05-campaign-issued');
@@ -234,6 +236,38 @@ async function main() {
     await page.getByTestId('next-customer').or(page.getByTestId('redeem-submit')).first().waitFor();
     await shot(page, '11-clerk-redeem-tablet');
     await page.setViewportSize({ width: 1440, height: 900 });
+  });
+
+  await step('CLERK: an answer lost on the way back is retried with the same request id and redeems once', async () => {
+    const ids = [];
+    let dropped = false;
+    await page.route('**/graphql', async (route) => {
+      const body = route.request().postData() ?? '';
+      if (body.includes('mutation RedeemCoupon')) {
+        ids.push(JSON.parse(body).variables.input.requestId);
+        if (!dropped) {
+          dropped = true;
+          await route.fetch(); // the server redeems...
+          return route.abort('connectionreset'); // ...and the answer never arrives
+        }
+      }
+      return route.continue();
+    });
+    await page.goto(`${s.base}/redeem`);
+    await page.locator('input[name=code]').fill(code2);
+    await page.locator('input[name=amount]').fill('60');
+    await page.getByTestId('redeem-submit').click();
+    await page.getByTestId('outcome').filter({ hasText: 'No answer from the server' }).waitFor();
+    expectText(await page.getByTestId('redeem-submit').innerText(), /Retry/, 'retry button');
+    await shot(page, '11b-clerk-network-error');
+    await page.getByTestId('redeem-submit').click();
+    await page.locator('[data-testid=outcome][data-status=SUCCEEDED]').waitFor();
+    await page.unroute('**/graphql');
+    if (ids.length !== 2 || ids[0] !== ids[1]) throw new Error(`retry sent request ids ${JSON.stringify(ids)}`);
+    await page.goto(`${s.base}/coupons/${code2}`);
+    const rows = page.getByTestId('coupon-redemptions').locator('tbody tr');
+    await rows.first().waitFor();
+    if ((await rows.count()) !== 1) throw new Error(`coupon ${code2} has ${await rows.count()} redemption flows, want 1`);
   });
 
   await step('CLERK: the redemption is in the ledger', async () => {

@@ -89,11 +89,14 @@ export function Layout() {
             </div>
           </div>
           <LanguageSwitch />
-          <button type="button" className="btn btn-ghost signout" onClick={() => {
+          <button
+            type="button"
+            className="btn btn-ghost signout"
+            data-testid="sign-out"
+            onClick={() => {
               navigate('/');
               signOut();
             }}
-            data-testid="sign-out"
           >
             {t('nav.signOut')}
           </button>
