@@ -211,6 +211,7 @@ async function main() {
     await page.locator('input[name=code]').fill(code.toLowerCase());
     await page.locator('input[name=amount]').fill('68.00');
     await page.getByTestId('coupon-preview').waitFor();
+    expectText(await page.getByTestId('price-preview').innerText(), /¥15\.00 off, customer pays ¥53\.00/, 'price preview');
     await shot(page, '08-clerk-redeem-preview');
     await page.getByTestId('redeem-submit').click();
     const outcome = page.locator('[data-testid=outcome][data-status=SUCCEEDED]');

@@ -257,6 +257,7 @@ export const en = {
   'redeem.notEligible': 'Not valid at this store',
   'redeem.eligible': 'Valid at this store',
   'redeem.belowMin': 'Order is below the minimum spend of {amount}',
+  'redeem.preview': 'This order: {discount} off, customer pays {pay}',
   'redeem.badAmount': 'Enter the order amount in yuan, e.g. 58.00.',
   'redeem.ok': 'Redeemed',
   'redeem.okDetail': '{discount} off. Customer pays {pay}.',

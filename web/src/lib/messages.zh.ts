@@ -257,6 +257,7 @@ export const zh: Messages = {
   'redeem.notEligible': '本门店不可用',
   'redeem.eligible': '本门店可用',
   'redeem.belowMin': '订单金额未达到最低消费 {amount}',
+  'redeem.preview': '本单优惠 {discount}，顾客应付 {pay}',
   'redeem.badAmount': '请输入以元为单位的订单金额，例如 58.00。',
   'redeem.ok': '核销成功',
   'redeem.okDetail': '优惠 {discount}，顾客应付 {pay}。',

@@ -12,6 +12,7 @@ import { graphql } from '../gql';
 import type { RedeemCouponMutation } from '../gql/graphql';
 import { formatCouponCode, normalizeCouponCode } from '../lib/code';
 import { firstErrorCode, isNetworkError } from '../lib/errors';
+import { discountFor } from '../lib/discount';
 import { parseYuanToFen } from '../lib/money';
 import { attemptKey, beginAttempt, settleAttempt, type Attempt } from '../lib/requestId';
 
@@ -228,6 +229,14 @@ export function RedeemPage() {
                   {coupon.campaign.minSpend > 0 && <li>{t('worth.minSpend', { amount: fmt.money(coupon.campaign.minSpend) })}</li>}
                   <li className={eligible ? 'ok' : 'bad'}>{eligible ? t('redeem.eligible') : t('redeem.notEligible')}</li>
                   {belowMin && <li className="bad">{t('redeem.belowMin', { amount: fmt.money(coupon.campaign.minSpend) })}</li>}
+                  {eligible && fen !== null && fen > 0 && !belowMin && coupon.status === 'UNUSED' && (
+                    <li className="ok" data-testid="price-preview">
+                      {t('redeem.preview', {
+                        discount: fmt.money(discountFor(coupon.campaign, fen)),
+                        pay: fmt.money(Math.max(0, fen - discountFor(coupon.campaign, fen))),
+                      })}
+                    </li>
+                  )}
                   <li>
                     {t('coupon.validity')}: {fmt.dateTimeShort(coupon.validFrom)} – {fmt.dateTimeShort(coupon.validTo)}
                   </li>

@@ -1,4 +1,4 @@
-import{r as e}from"./rolldown-runtime-XKyaHtl9.js";import{D as t,E as n,I as r,R as i,b as a,d as o,h as s,i as c,j as l,k as u,l as d,m as f,n as p,pt as m,t as h,u as g,w as _,wt as v,x as y,y as b}from"./Badge-CyrDmJCt.js";import{a as x,i as S,n as C,o as w,p as T,r as E,t as D}from"./BarChart-8Hq_oSsh.js";import{t as O}from"./index-BPAE_CEE.js";var k=e(v(),1),A=l(),j=t(`
+import{r as e}from"./rolldown-runtime-XKyaHtl9.js";import{D as t,E as n,I as r,R as i,b as a,d as o,h as s,i as c,j as l,k as u,l as d,m as f,n as p,pt as m,t as h,u as g,w as _,wt as v,x as y,y as b}from"./Badge-Dbq5Z6av.js";import{a as x,i as S,n as C,o as w,p as T,r as E,t as D}from"./BarChart-C47fHZfM.js";import{t as O}from"./index-DvRFyrmT.js";var k=e(v(),1),A=l(),j=t(`
   query OverviewRedemptions($filter: RedemptionFilter, $after: String) {
     redemptions(filter: $filter, first: 100, after: $after) {
       edges {
