@@ -24,15 +24,27 @@ const OverviewRedemptionsDocument = graphql(`
           store {
             id
           }
-          refund {
-            amount
-            createdAt
-          }
         }
       }
       pageInfo {
         hasNextPage
         endCursor
+      }
+    }
+  }
+`);
+
+const TodayDocument = graphql(`
+  query Today($day: String!) {
+    statements(from: $day, to: $day) {
+      stores {
+        store {
+          id
+        }
+        redeemedCount
+        redeemedAmount
+        refundedCount
+        refundedAmount
       }
     }
   }
@@ -138,43 +150,45 @@ export function OverviewPage() {
   const [findings] = useQuery({ query: OpenFindingsDocument, requestPolicy: 'network-only' });
   const [runs, rerunRuns] = useQuery({ query: LastRunsDocument, requestPolicy: 'network-only' });
 
-  const stats = useMemo(() => {
-    if (!week.rows) return null;
-    const today = dayKey(new Date(), fmt.timezone);
+  // Today's numbers come from the server's statement of the merchant's day, so
+  // they are exact however busy the day; the week's chart is drawn from the
+  // latest redemptions.
+  const todayKey = dayKey(new Date(), fmt.timezone);
+  const [todayRes, rerunToday] = useQuery({ query: TodayDocument, variables: { day: todayKey }, requestPolicy: 'network-only' });
+  const today = useMemo(() => {
+    const lines = todayRes.data?.statements.stores;
+    if (!lines) return null;
     const perStore = new Map<string, { count: number; discount: number; refunds: number; refunded: number }>();
     for (const s of stores) perStore.set(s.id, { count: 0, discount: 0, refunds: 0, refunded: 0 });
-    const hours = new Map<string, number>();
-    const start = startOfDay(new Date(), fmt.timezone, -6).getTime();
-    for (let h = 0; h < 7 * 24; h++) hours.set(String(h), 0);
-    for (const r of week.rows) {
-      const at = new Date(r.createdAt);
-      const bucket = Math.floor((at.getTime() - start) / 3600_000);
-      if (bucket >= 0 && bucket < 7 * 24) hours.set(String(bucket), (hours.get(String(bucket)) ?? 0) + 1);
-      const s = perStore.get(r.store.id) ?? { count: 0, discount: 0, refunds: 0, refunded: 0 };
-      if (dayKey(at, fmt.timezone) === today) {
-        s.count += 1;
-        s.discount += r.discountAmount;
-      }
-      if (r.refund && dayKey(new Date(r.refund.createdAt), fmt.timezone) === today) {
-        s.refunds += 1;
-        s.refunded += r.refund.amount;
-      }
-      perStore.set(r.store.id, s);
-    }
-    const chart = [...hours.entries()].map(([h, count]) => {
-      const at = new Date(start + Number(h) * 3600_000);
-      const w = wallTime(at, fmt.timezone);
-      return { h: Number(h), label: `${w.month}/${w.day} ${String(w.hour).padStart(2, '0')}:00`, day: `${w.month}/${w.day}`, count };
-    });
     const total = { count: 0, discount: 0, refunds: 0, refunded: 0 };
-    for (const s of perStore.values()) {
-      total.count += s.count;
-      total.discount += s.discount;
-      total.refunds += s.refunds;
-      total.refunded += s.refunded;
+    for (const l of lines) {
+      const v = perStore.get(l.store.id) ?? { count: 0, discount: 0, refunds: 0, refunded: 0 };
+      v.count += l.redeemedCount;
+      v.discount += l.redeemedAmount;
+      v.refunds += l.refundedCount;
+      v.refunded += l.refundedAmount;
+      perStore.set(l.store.id, v);
+      total.count += l.redeemedCount;
+      total.discount += l.redeemedAmount;
+      total.refunds += l.refundedCount;
+      total.refunded += l.refundedAmount;
     }
-    return { perStore, chart, total };
-  }, [week.rows, stores, fmt.timezone]);
+    return { perStore, total };
+  }, [todayRes.data, stores]);
+
+  const chart = useMemo(() => {
+    if (!week.rows) return null;
+    const start = startOfDay(new Date(), fmt.timezone, -6).getTime();
+    const counts = new Array<number>(7 * 24).fill(0);
+    for (const r of week.rows) {
+      const bucket = Math.floor((new Date(r.createdAt).getTime() - start) / 3600_000);
+      if (bucket >= 0 && bucket < counts.length) counts[bucket] += 1;
+    }
+    return counts.map((count, h) => {
+      const w = wallTime(new Date(start + h * 3600_000), fmt.timezone);
+      return { h, label: `${w.month}/${w.day} ${String(w.hour).padStart(2, '0')}:00`, day: `${w.month}/${w.day}`, count };
+    });
+  }, [week.rows, fmt.timezone]);
 
   const openCount = findings.data?.findings.edges.length ?? 0;
   const flights = inFlight.data?.redemptions.edges ?? [];
@@ -186,18 +200,18 @@ export function OverviewPage() {
       <div className="kpis" data-testid="kpis">
         <div className="kpi">
           <div className="kpi-label">{t('overview.redeemedToday')}</div>
-          <div className="kpi-value">{stats ? stats.total.count.toLocaleString() : '—'}</div>
-          <div className="kpi-sub">{stats ? fmt.money(stats.total.discount) : ''}</div>
+          <div className="kpi-value">{today ? today.total.count.toLocaleString() : '—'}</div>
+          <div className="kpi-sub">{today ? t('overview.gross', { amount: fmt.money(today.total.discount) }) : ''}</div>
         </div>
         <div className="kpi">
           <div className="kpi-label">{t('overview.discountToday')}</div>
-          <div className="kpi-value">{stats ? fmt.money(stats.total.discount - stats.total.refunded) : '—'}</div>
-          <div className="kpi-sub">{t('overview.net')}</div>
+          <div className="kpi-value">{today ? fmt.money(today.total.discount - today.total.refunded) : '—'}</div>
+          <div className="kpi-sub">{t('overview.afterRefunds')}</div>
         </div>
         <div className="kpi">
           <div className="kpi-label">{t('overview.refundsToday')}</div>
-          <div className="kpi-value">{stats ? stats.total.refunds.toLocaleString() : '—'}</div>
-          <div className="kpi-sub">{stats ? fmt.money(stats.total.refunded) : ''}</div>
+          <div className="kpi-value">{today ? today.total.refunds.toLocaleString() : '—'}</div>
+          <div className="kpi-sub">{today ? fmt.money(today.total.refunded) : ''}</div>
         </div>
         <div className={`kpi ${flights.length ? 'kpi-warning' : ''}`}>
           <div className="kpi-label">{t('overview.inFlight')}</div>
@@ -217,20 +231,20 @@ export function OverviewPage() {
       <Card title={t('overview.chart')} actions={week.capped && <span className="muted small">{t('overview.chartCapped', { n: week.rows?.length ?? 0 })}</span>}>
         {week.error ? (
           <ErrorState error={week.error} onRetry={week.retry} />
-        ) : !stats ? (
+        ) : !chart ? (
           <Loading />
         ) : week.rows!.length === 0 ? (
           <Empty />
         ) : (
           <div className="chart" data-testid="hourly-chart">
             <ResponsiveContainer width="100%" height={240}>
-              <BarChart data={stats.chart} margin={{ top: 8, right: 8, bottom: 0, left: -16 }}>
+              <BarChart data={chart} margin={{ top: 8, right: 8, bottom: 0, left: -16 }}>
                 <CartesianGrid vertical={false} stroke="#e6e9ef" />
-                <XAxis dataKey="h" tickFormatter={(h: number) => stats.chart[h]?.day ?? ''} ticks={[0, 24, 48, 72, 96, 120, 144]} tick={{ fontSize: 12, fill: '#667085' }} axisLine={false} tickLine={false} />
+                <XAxis dataKey="h" tickFormatter={(h: number) => chart[h]?.day ?? ''} ticks={[0, 24, 48, 72, 96, 120, 144]} tick={{ fontSize: 12, fill: '#667085' }} axisLine={false} tickLine={false} />
                 <YAxis allowDecimals={false} tick={{ fontSize: 12, fill: '#667085' }} axisLine={false} tickLine={false} />
                 <Tooltip
                   cursor={{ fill: 'rgba(37,99,235,0.08)' }}
-                  labelFormatter={(h) => stats.chart[Number(h)]?.label ?? ''}
+                  labelFormatter={(h) => chart[Number(h)]?.label ?? ''}
                   formatter={(v) => [`${v} ${t('overview.redemptions')}`, '']}
                   separator=""
                 />
@@ -241,9 +255,9 @@ export function OverviewPage() {
         )}
       </Card>
       <Card title={t('overview.perStore')}>
-        {week.error ? (
-          <ErrorState error={week.error} onRetry={week.retry} />
-        ) : !stats ? (
+        {todayRes.error && !today ? (
+          <ErrorState error={todayRes.error} onRetry={() => rerunToday({ requestPolicy: 'network-only' })} />
+        ) : !today ? (
           <Loading />
         ) : stores.length === 0 ? (
           <Empty />
@@ -262,7 +276,7 @@ export function OverviewPage() {
               </thead>
               <tbody>
                 {stores.map((s) => {
-                  const v = stats.perStore.get(s.id)!;
+                  const v = today.perStore.get(s.id)!;
                   return (
                     <tr key={s.id}>
                       <td>{s.name}</td>
@@ -278,11 +292,11 @@ export function OverviewPage() {
               <tfoot>
                 <tr>
                   <td>{t('overview.total')}</td>
-                  <td className="num">{stats.total.count}</td>
-                  <td className="num">{fmt.money(stats.total.discount)}</td>
-                  <td className="num">{stats.total.refunds}</td>
-                  <td className="num">{fmt.money(stats.total.refunded)}</td>
-                  <td className="num">{fmt.money(stats.total.discount - stats.total.refunded)}</td>
+                  <td className="num">{today.total.count}</td>
+                  <td className="num">{fmt.money(today.total.discount)}</td>
+                  <td className="num">{today.total.refunds}</td>
+                  <td className="num">{fmt.money(today.total.refunded)}</td>
+                  <td className="num">{fmt.money(today.total.discount - today.total.refunded)}</td>
                 </tr>
               </tfoot>
             </table>
