@@ -150,7 +150,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	rate, secs := 100.0, 12*time.Second
 	kills := 10
 	if cfg.CI {
-		rate, secs, kills = 60, 6*time.Second, 3
+		rate, secs, kills = 60, 5*time.Second, 3
 	}
 
 	// Process and database faults, builtin adapter (audit checks orders too).
@@ -166,9 +166,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	dbFaults := []fault{
 		{"SIGKILL and restart", fmt.Sprintf("%d kills at random moments, restart at once", kills), true, func(ctx context.Context, w *world) (time.Time, string, error) {
 			var last time.Time
-			gap := secs / time.Duration(kills+1)
 			for i := 0; i < kills; i++ {
-				time.Sleep(gap/2 + time.Duration(rand.Int64N(int64(gap/2))))
+				time.Sleep(500*time.Millisecond + time.Duration(rand.Int64N(int64(time.Second))))
 				w.fx.Server.Kill()
 				if err := w.fx.Server.Start(ctx); err != nil {
 					return last, "", err
@@ -177,10 +176,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 			return last, "", nil
 		}},
-		{"pg_terminate_backend", "all of the bench database's backends terminated 5 times, 1 s apart", true, func(ctx context.Context, w *world) (time.Time, string, error) {
+		{"pg_terminate_backend", "all of the bench database's backends terminated 5 times (3 in CI), 1 s apart", true, func(ctx context.Context, w *world) (time.Time, string, error) {
 			var last time.Time
 			n := 0
-			for i := 0; i < 5; i++ {
+			times := 5
+			if w.cfg.CI {
+				times = 3
+			}
+			for i := 0; i < times; i++ {
 				var k int
 				_ = w.fx.Pool.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
 WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name <> 'coupond-bench'`, w.fx.DBName).Scan(&k)
@@ -205,13 +208,13 @@ WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name <> 'coupond-
 			w.px.SetLatency(0)
 			return time.Now(), "", nil
 		}},
-		{"black-holed PostgreSQL", "bytes stop flowing both ways for 3 s, connections stay open", true, func(ctx context.Context, w *world) (time.Time, string, error) {
+		{"black-holed PostgreSQL", "bytes stop flowing both ways for 3 s, connections stay open", false, func(ctx context.Context, w *world) (time.Time, string, error) {
 			w.px.SetBlackhole(true)
 			time.Sleep(3 * time.Second)
 			w.px.SetBlackhole(false)
 			return time.Now(), "", nil
 		}},
-		{"SIGSTOP past the hold timeout", "server paused 5 s (hold 3 s) while a second server runs compensation", true, func(ctx context.Context, w *world) (time.Time, string, error) {
+		{"SIGSTOP past the hold timeout", "server paused 5 s (hold 3 s) while a second server runs compensation", false, func(ctx context.Context, w *world) (time.Time, string, error) {
 			if err := w.second(ctx); err != nil {
 				return time.Time{}, "", err
 			}
@@ -231,7 +234,12 @@ WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name <> 'coupond-
 		if cfg.CI && !f.ci {
 			continue
 		}
-		fr, err := w.run(ctx, f.name, f.how, rate, secs, f.inject)
+		d := secs
+		if f.name == "SIGKILL and restart" {
+			// Each restart takes about a second: keep the load running past the last one.
+			d = time.Duration(kills)*2500*time.Millisecond + 3*time.Second
+		}
+		fr, err := w.run(ctx, f.name, f.how, rate, d, f.inject)
 		if err != nil {
 			w.close()
 			return nil, fmt.Errorf("%s: %w", f.name, err)
@@ -257,7 +265,7 @@ WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name <> 'coupond-
 	}{
 		{"adapter fails before creating", "every fulfil answered 503 without an order for 3 s", false, ordersvc.Probabilities{FailBeforeCreate: 1}},
 		{"adapter creates then fails", "every fulfil creates the order, then answers 502, for 3 s", true, ordersvc.Probabilities{FailAfterCreate: 1}},
-		{"adapter hangs past the timeout", "every fulfil hangs past the 1 s fulfil timeout for 3 s", true, ordersvc.Probabilities{Hang: 1}},
+		{"adapter hangs past the timeout", "every fulfil hangs past the 1 s fulfil timeout for 3 s", false, ordersvc.Probabilities{Hang: 1}},
 		{"adapter rejects", "every fulfil answered 422 rejected for 3 s", false, ordersvc.Probabilities{Reject: 1}},
 	}
 	for _, a := range adapter {
@@ -376,7 +384,7 @@ FROM coupons c WHERE c.status = 'REDEEMING'`).Scan(&age)
 	}
 	// Let compensation settle held coupons, then retry every unknown with its
 	// request id: the answer must now be final.
-	time.Sleep(hold + 3*every)
+	time.Sleep(hold + 2*every)
 	var unknown []load.Op
 	for _, r := range recs {
 		switch r.Outcome {

@@ -66,6 +66,7 @@ type Result struct {
 	WaitEvents  map[string]int     `json:"wait_events_at_knee"`
 	CPU         map[string]float64 `json:"cpu_seconds_at_knee"`
 	WallSeconds float64            `json:"wall_seconds"`
+	LoadAvg     []string           `json:"loadavg_start_end"`
 }
 
 func (c Config) logf(format string, a ...any) {
@@ -98,6 +99,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	env := cfg.Env
 	res := &Result{Date: start.UTC().Format(time.RFC3339), Quick: cfg.Quick}
 	res.Host, _ = os.Hostname()
+	res.LoadAvg = append(res.LoadAvg, loadavg())
 	nIssue, pgSecs, pgCoupons := 1_000_000, 20, 1_000_000
 	nLoad := 300_000
 	if cfg.Quick {
@@ -164,11 +166,18 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Quick {
 		rampTo, rampOver = 3000, 15*time.Second
 	}
-	cfg.logf("throughput ramp 100 -> %.0f/s over %s", rampTo, rampOver)
+	// Settle the tables after bulk issuance and warm connections up, so the
+	// ramp measures the redemption path rather than autovacuum or dialling.
+	if _, err := fx.Pool.Exec(ctx, "VACUUM ANALYZE coupons"); err != nil {
+		return nil, err
+	}
+	load.Run(ctx, load.Attack{Name: "warm-up", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: 50},
+		Duration: 3 * time.Second, MaxOps: 150, Next: redeemNext("warm-")})
+	cfg.logf("throughput ramp 50 -> %.0f/s over %s", rampTo, rampOver)
 	rctx, cancel := context.WithCancel(ctx)
 	var slow atomic.Int64
 	sm = harness.StartSampler(fx.Server, 200*time.Millisecond)
-	ramp := load.Run(rctx, load.Attack{Name: "ramp", URL: url, Token: fx.Clerk, Pacer: load.Ramp{From: 100, To: rampTo, Over: rampOver},
+	ramp := load.Run(rctx, load.Attack{Name: "ramp", URL: url, Token: fx.Clerk, Pacer: load.Ramp{From: 50, To: rampTo, Over: rampOver},
 		Duration: rampOver, MaxOps: int(rampTo * rampOver.Seconds()), Timeout: 10 * time.Second, Next: redeemNext("ramp-"),
 		OnDone: func(r *load.Record) {
 			// Far past the knee: stop rather than bury the machine.
@@ -178,7 +187,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}})
 	cancel()
 	s = Scenario{Name: "throughput ramp", Stats: load.Summarise(ramp, nil), During: sm.Stop()}
-	res.Ramp, res.Knee, res.KneeReason = knee(ramp, load.Ramp{From: 100, To: rampTo, Over: rampOver})
+	res.Ramp, res.Knee, res.KneeReason = knee(ramp, load.Ramp{From: 50, To: rampTo, Over: rampOver})
 	s.Extra = map[string]any{"knee_per_sec": res.Knee, "knee_reason": res.KneeReason}
 	if err := audit(&s); err != nil {
 		return nil, err
@@ -301,6 +310,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.AuditFlows, res.AuditSecs, res.AuditViol = nIssue, round(a.Took.Seconds()), len(a.Violations)
 	cfg.logf("audit over %d flows: %.1f s, %d violations", nIssue, a.Took.Seconds(), len(a.Violations))
 	res.WallSeconds = round(time.Since(start).Seconds())
+	res.LoadAvg = append(res.LoadAvg, loadavg())
 	return res, nil
 }
 
@@ -328,22 +338,23 @@ func knee(rs []*load.Record, p load.Ramp) ([]Step, float64, string) {
 		}
 	}
 	var steps []Step
-	kneeRate, reason := 0.0, "p99 stayed under 100 ms without errors to the end of the ramp"
-	found := false
 	for sec := 0; sec <= maxSec; sec++ {
 		st := load.Summarise(buckets[sec], nil)
 		errs := int(math.Round(st.ErrorRate * float64(st.Ops)))
-		step := Step{Second: sec, Offered: round(p.Rate(time.Duration(sec)*time.Second + time.Second/2)), OK: st.OK, Errors: errs, P99: st.P99}
-		steps = append(steps, step)
-		if found {
-			continue
+		steps = append(steps, Step{Second: sec, Offered: round(p.Rate(time.Duration(sec)*time.Second + time.Second/2)), OK: st.OK, Errors: errs, P99: st.P99})
+	}
+	bad := func(st Step) bool { return st.P99 > 100 || st.Errors > 0 }
+	// The knee is the last good window before two bad ones in a row; one bad
+	// window alone is noise on a shared machine.
+	kneeRate, reason := 0.0, "p99 stayed under 100 ms without errors to the end of the ramp"
+	for i, st := range steps {
+		if bad(st) && (i+1 >= len(steps) || bad(steps[i+1])) {
+			reason = fmt.Sprintf("from %.0f/s offered: p99 %.0f ms, %d errors", st.Offered, st.P99, st.Errors)
+			break
 		}
-		if st.P99 > 100 || errs > 0 {
-			found = true
-			reason = fmt.Sprintf("at %.0f/s offered: p99 %.0f ms, %d errors", step.Offered, st.P99, errs)
-			continue
+		if !bad(st) {
+			kneeRate = st.Offered
 		}
-		kneeRate = step.Offered
 	}
 	return steps, kneeRate, reason
 }
@@ -520,4 +531,15 @@ AND NOT EXISTS (SELECT 1 FROM refund_flows r WHERE r.redemption_id = f.id)`)
 		out = append(out[:20], "...")
 	}
 	return out, rows.Err()
+}
+
+// loadavg returns /proc/loadavg's first three fields: the machine is shared,
+// and the report says how busy it was.
+func loadavg() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
 }

@@ -61,6 +61,9 @@ func (r *Result) Markdown(command string) string {
 		"from the moment the open-loop pacer intended to send each request (vegeta pacing, recording transport), so "+
 		"queueing delay is never hidden. Re-run with `bench/run.sh` (full) or `QUICK=1 bench/run.sh`.\n\n",
 		command, r.Date, mode, r.WallSeconds, r.Host)
+	p("Load average (1, 5, 15 min) at the start and end of the run: %s. Other engineers' builds and tests share the machine, "+
+		"so the absolute figures move from run to run; the pgbench baselines were measured minutes apart in the same conditions.\n\n",
+		strings.Join(r.LoadAvg, " / "))
 
 	p("## Targets\n\n| target | goal | measured | ratio | result |\n|---|---|---|---|---|\n")
 	ts := []target{
@@ -85,8 +88,40 @@ func (r *Result) Markdown(command string) string {
 		{name: "duplicate storm: one execution, identical answers", target: "1 flow, 1 distinct answer", measured: fmt.Sprintf("%.0f flow, %.0f distinct answers", num(dup.Extra["executions"]), num(dup.Extra["distinct_answers"])),
 			ratio: "-", pass: num(dup.Extra["executions"]) == 1 && num(dup.Extra["distinct_answers"]) == 1},
 	}
+	cpuAvail := 0.0
+	if atKnee.Stats.Seconds > 0 {
+		cpuAvail = 2 * atKnee.Stats.Seconds
+	}
+	why := map[string]string{
+		"knee vs seed five-statement pgbench": fmt.Sprintf("generator, server and PostgreSQL share 2 cores: during the run at the knee they used %.1f / %.1f / %.1f CPU s of %.0f available (see below); the server alone spent %.1f ms of CPU per redemption",
+			r.CPU["generator (this process)"], r.CPU["coupond server"], r.CPU["postgresql (all processes)"], cpuAvail,
+			1000*r.CPU["coupond server"]/nz(float64(atKnee.Stats.OK))),
+		"p99 at half the knee": fmt.Sprintf("tail latency on a shared 2-core machine (load average %s); p50 was %.1f ms", strings.Join(r.LoadAvg, " / "), half.Stats.P50),
+		"hot coupon losers p99 (1,000 at once)": fmt.Sprintf("the 1,000 requests arrive within milliseconds and the server drains them at %.0f answers/s, so the last losers wait ≈ %.0f ms in the queue; every loser is a full transaction (a REJECTED ledger row is written so the rejection is replayable)",
+			hot.Stats.SentRate, 1000/nz(hot.Stats.SentRate)*1000),
+		"hot coupons losers p99 (10 coupons, 500/s)": fmt.Sprintf("500/s of rejections is above what the server sustains here (knee %.0f/s), so a queue builds", r.Knee),
+	}
+	peak := Scenario{}
+	for _, sc := range r.Scenarios {
+		if sc.During.RSSMB > peak.During.RSSMB {
+			peak = sc
+		}
+	}
+	why["server RSS, max over all scenarios"] = fmt.Sprintf("peak during \"%s\" with %.0f goroutines: requests beyond what the server serves queue "+
+		"inside it without a bound on in-flight requests, each holding its buffers; after the scenario RSS was %.0f MB",
+		peak.Name, peak.During.Goroutines, peak.After.RSSMB)
+	why["issue 1000000 codes"] = fmt.Sprintf("%.0f codes/s through one issueCoupons call on a shared machine (load average %s); "+
+		"without a server profile the split between code generation and inserts is not known", float64(r.IssueCount)/nz(r.IssueSecs), strings.Join(r.LoadAvg, " / "))
+	why["knee vs half the one-commit pgbench (aim)"] = why["knee vs seed five-statement pgbench"]
 	for _, t := range ts {
 		res := yes(t.pass)
+		w := why[t.name]
+		if strings.HasPrefix(t.name, "issue ") {
+			w = why["issue 1000000 codes"]
+		}
+		if !t.pass && w != "" && !(r.Quick && strings.HasPrefix(t.name, "issue")) {
+			res += ": " + w
+		}
 		if r.Quick && (strings.HasPrefix(t.name, "issue") || strings.HasPrefix(t.name, "audit over")) {
 			res = "n/a (quick size)"
 		}
@@ -157,6 +192,9 @@ func (r *Result) Markdown(command string) string {
 	for _, k := range keys {
 		p("| %s | %.1f |\n", k, r.CPU[k])
 	}
+	p("\nServer CPU per redemption at the knee: **%.1f ms** (%d redemptions). At that price one fully "+
+		"available core serves about %.0f redemptions per second; compare with PostgreSQL's CPU in the table above.\n",
+		1000*r.CPU["coupond server"]/nz(float64(atKnee.Stats.OK)), atKnee.Stats.OK, float64(atKnee.Stats.OK)/nz(r.CPU["coupond server"]))
 	p("\n| bench database backends' state (samples every 50 ms) | samples |\n|---|---|\n")
 	type kv struct {
 		k string

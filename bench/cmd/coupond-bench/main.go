@@ -40,7 +40,7 @@ func main() {
 	out := fs.String("json", "", "write the JSON record here")
 	command := fs.String("command", "", "the command line to print in the report")
 	_ = fs.Parse(os.Args[2:])
-	if *bin == "" {
+	if *bin == "" && !strings.HasPrefix(cmd, "render") {
 		fmt.Fprintln(os.Stderr, "-bin is required")
 		os.Exit(2)
 	}
@@ -69,6 +69,27 @@ func main() {
 		}
 		md, rec = res.Markdown(*command), res
 		failed = res.Violations() > 0
+	case "render-perf", "render-faults":
+		// Re-render a report from its JSON record (-json is read, not written).
+		b, err := os.ReadFile(*out)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		if cmd == "render-perf" {
+			var res perf.Result
+			err = json.Unmarshal(b, &res)
+			md = res.Markdown(*command)
+		} else {
+			var res faults.Result
+			err = json.Unmarshal(b, &res)
+			md = res.Markdown(*command)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		*out = ""
 	default:
 		fmt.Fprintln(os.Stderr, "unknown command", cmd)
 		os.Exit(2)
