@@ -49,6 +49,29 @@ func (r *Result) Markdown(command string) string {
 		p("| %s | %s | %d | %d | %s | %d | %d | %d / %d / %d | %s | %.1f s |\n", f.Name, inj, f.Attempted, f.OK, fc, f.Unknown,
 			f.UnknownResolved, len(f.AuditViolations), len(f.HistoryViolation), len(f.OrderViolations), first, f.OldestRedeeming)
 	}
+	p("\n## Observations\n\n")
+	obs := 0
+	for _, f := range r.Faults {
+		limit := (hold + every).Seconds() + 1
+		if f.OldestRedeeming > limit {
+			obs++
+			p("- %s: a coupon stayed REDEEMING for %.1f s, past hold timeout + compensation interval + 1 s (%.0f s). No "+
+				"invariant broke, but the STUCK_REDEEMING threshold would have been crossed; compensation lagged behind the "+
+				"hold deadline while the order service was failing.\n", f.Name, f.OldestRedeeming, limit)
+		}
+		if f.Unknown > f.UnknownResolved {
+			obs++
+			p("- %s: %d of %d unknown outcomes were still unknown after one same-id retry (its answer was "+
+				"again a timeout, INTERNAL or PROCESSING); the audit and the history check still found nothing wrong.\n", f.Name, f.Unknown-f.UnknownResolved, f.Unknown)
+		}
+		if f.FirstSuccessMS < 0 && f.Attempted > 0 && f.OK > 0 {
+			obs++
+			p("- %s: no success was sent after the last injection ended (the load ended first), so no recovery time is shown.\n", f.Name)
+		}
+	}
+	if obs == 0 {
+		p("Nothing beyond the table.\n")
+	}
 	for _, f := range r.Faults {
 		if f.Violations() == 0 {
 			continue
