@@ -22,6 +22,7 @@ import (
 //	/export/statements.csv|xlsx?from=YYYY-MM-DD&to=YYYY-MM-DD[&storeId=ID][&lang=zh]
 //	/export/findings.csv|xlsx?[from=RFC3339][&to=RFC3339][&status=OPEN][&lang=zh]
 //	/export/coupons.csv?campaignId=ID[&lang=zh]
+//	/export/redemptions.csv|xlsx?[storeId=ID][&status=SUCCEEDED][&from=RFC3339][&to=RFC3339][&lang=zh]
 //
 // CSV is streamed row by row; XLSX is written with excelize's stream writer.
 func NewExportHandler(svc *services.Services, log *slog.Logger) http.Handler {
@@ -32,6 +33,8 @@ func NewExportHandler(svc *services.Services, log *slog.Logger) http.Handler {
 	mux.HandleFunc("GET /export/findings.csv", e.serve(e.findings, false))
 	mux.HandleFunc("GET /export/findings.xlsx", e.serve(e.findings, true))
 	mux.HandleFunc("GET /export/coupons.csv", e.serve(e.coupons, false))
+	mux.HandleFunc("GET /export/redemptions.csv", e.serve(e.redemptions, false))
+	mux.HandleFunc("GET /export/redemptions.xlsx", e.serve(e.redemptions, true))
 	return authenticate(svc, mux)
 }
 
@@ -350,4 +353,85 @@ func (e *exporter) coupons(ctx context.Context, actor services.Actor, r *http.Re
 			})
 		},
 	}, nil
+}
+
+func (e *exporter) redemptions(ctx context.Context, actor services.Actor, r *http.Request, loc *time.Location) (*table, error) {
+	q := r.URL.Query()
+	f := services.RedemptionFilter{Status: models.FlowStatus(q.Get("status"))}
+	if s := q.Get("storeId"); s != "" {
+		id, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, &services.Error{Code: codeBadUserInput, Message: "storeId must be an id", Kind: services.ErrInvalidInput}
+		}
+		f.StoreID = id
+	}
+	for key, dst := range map[string]**time.Time{"from": &f.From, "to": &f.To} {
+		if s := q.Get(key); s != "" {
+			t, err := time.Parse(time.RFC3339, s)
+			if err != nil {
+				return nil, &services.Error{Code: codeBadUserInput, Message: key + " must be an RFC 3339 time", Kind: services.ErrInvalidInput}
+			}
+			*dst = &t
+		}
+	}
+	page, err := e.svc.Coupons.Redemptions(ctx, actor, f, services.PageArgs{First: services.MaxPageSize})
+	if err != nil {
+		return nil, err
+	}
+	return &table{
+		name: "redemptions",
+		headerEn: []string{"redemption", "request id", "operation", "status", "reject reason", "release reason", "store",
+			"coupon", "order amount (yuan)", "discount (yuan)", "order", "created at", "finished at"},
+		headerZh: []string{"核销单号", "请求号", "方式", "状态", "拒绝原因", "释放原因", "门店", "券码", "订单金额(元)", "优惠金额(元)",
+			"订单号", "创建时间", "完成时间"},
+		rows: func(emit func([]any) error) error {
+			for {
+				stores, coupons, err := e.names(ctx, actor, page.Items)
+				if err != nil {
+					return err
+				}
+				for _, fl := range page.Items {
+					if err := emit([]any{fl.RedeemNo, fl.RequestID, string(fl.Operation), string(fl.Status), deref(fl.RejectReason),
+						deref(fl.ReleaseReason), stores[fl.StoreID], coupons[fl.CouponID], yuan(fl.OrderAmount),
+						yuan(fl.DiscountAmount), deref(fl.OrderRef), localTime(&fl.CreatedAt, loc), localTime(fl.FinishedAt, loc)}); err != nil {
+						return err
+					}
+				}
+				if !page.HasNextPage {
+					return nil
+				}
+				after := services.EncodeCursor(page.Items[len(page.Items)-1].ID)
+				if page, err = e.svc.Coupons.Redemptions(ctx, actor, f, services.PageArgs{First: services.MaxPageSize, After: after}); err != nil {
+					return err
+				}
+			}
+		},
+	}, nil
+}
+
+// names looks up the store codes and coupon codes of a page of flows.
+func (e *exporter) names(ctx context.Context, actor services.Actor, flows []models.RedemptionFlow) (map[int64]string, map[int64]string, error) {
+	storeIDs, couponIDs := make([]int64, 0, len(flows)), make([]int64, 0, len(flows))
+	for _, f := range flows {
+		storeIDs, couponIDs = append(storeIDs, f.StoreID), append(couponIDs, f.CouponID)
+	}
+	stores, coupons := map[int64]string{}, map[int64]string{}
+	if len(flows) == 0 {
+		return stores, coupons, nil
+	}
+	ss, err := e.svc.Stores.ByIDs(ctx, actor, storeIDs)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, s := range ss {
+		stores[s.ID] = s.Code
+	}
+	cs, err := e.svc.Coupons.ByIDs(ctx, actor, couponIDs)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, c := range cs {
+		coupons[c.ID] = c.Code
+	}
+	return stores, coupons, nil
 }

@@ -406,3 +406,21 @@ func TestHTTPRules(t *testing.T) {
 		t.Fatalf("a refused request created %d stores", n)
 	}
 }
+
+// With introspection enabled, GraphiQL's own schema query is not refused as too deep.
+func TestIntrospectionWhenEnabled(t *testing.T) {
+	a := newAPI(t, testdb.SQLite(t), graph.Options{Introspection: true})
+	const graphiql = `query IntrospectionQuery { __schema { queryType { name } types { ...FullType } } }
+fragment FullType on __Type { kind name fields(includeDeprecated: true) { name args { ...InputValue } type { ...TypeRef } }
+  inputFields { ...InputValue } interfaces { ...TypeRef } enumValues(includeDeprecated: true) { name } possibleTypes { ...TypeRef } }
+fragment InputValue on __InputValue { name type { ...TypeRef } defaultValue }
+fragment TypeRef on __Type { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name
+  ofType { kind name ofType { kind name ofType { kind name } } } } } } } }`
+	var out struct {
+		Schema struct{ QueryType struct{ Name string } } `json:"__schema"`
+	}
+	a.mustDo(t, a.admin, graphiql, nil, &out)
+	if out.Schema.QueryType.Name != "Query" {
+		t.Fatalf("introspection answered %+v", out)
+	}
+}

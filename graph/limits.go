@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -72,6 +73,11 @@ func (w *walker) walk(set ast.SelectionSet, depth int) {
 	for _, sel := range set {
 		switch s := sel.(type) {
 		case *ast.Field:
+			if strings.HasPrefix(s.Name, "__") && len(s.SelectionSet) > 0 {
+				// Introspection (__schema, __type) is deep by nature and is
+				// allowed only when the server enables it; it is not measured.
+				continue
+			}
 			w.fields++
 			if s.Alias != "" && s.Alias != s.Name {
 				w.aliases++

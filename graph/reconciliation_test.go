@@ -107,7 +107,9 @@ func TestReconciliationOverGraphQL(t *testing.T) {
 		}
 
 		var runs struct {
-			JobRuns struct{ Edges []struct{ Node struct{ Job, Status string } } }
+			JobRuns struct {
+				Edges []struct{ Node struct{ Job, Status string } }
+			}
 		}
 		a.mustDo(t, a.finance, `{ jobRuns(filter: {job: "reconciliation"}) { edges { node { job status } } } }`, nil, &runs)
 		if len(runs.JobRuns.Edges) != 2 {

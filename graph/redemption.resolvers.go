@@ -39,6 +39,11 @@ func (r *mutationResolver) RefundRedemption(ctx context.Context, input model.Ref
 		RequestID: input.RequestID, Reason: deref(input.Reason), Reissue: deref(input.Reissue)})
 }
 
+// RedemptionQuote is the resolver for the redemptionQuote field.
+func (r *queryResolver) RedemptionQuote(ctx context.Context, code string, storeID int64, orderAmount int64) (*services.Quote, error) {
+	return r.Svc.Redemptions.Quote(ctx, services.ActorFrom(ctx), services.QuoteInput{Code: code, StoreID: storeID, OrderAmount: orderAmount})
+}
+
 // Redemption is the resolver for the redemption field.
 func (r *queryResolver) Redemption(ctx context.Context, redeemNo string) (*models.RedemptionFlow, error) {
 	return r.Svc.Coupons.Redemption(ctx, services.ActorFrom(ctx), redeemNo)
@@ -84,6 +89,15 @@ func (r *redemptionResolver) Refund(ctx context.Context, obj *models.RedemptionF
 	return loadersFrom(ctx).refundOf.Load(ctx, obj.ID)
 }
 
+// RejectReason is the resolver for the rejectReason field.
+func (r *redemptionQuoteResolver) RejectReason(ctx context.Context, obj *services.Quote) (*model.RejectReason, error) {
+	if obj.RejectReason == "" {
+		return nil, nil
+	}
+	reason := model.RejectReason(obj.RejectReason)
+	return &reason, nil
+}
+
 // Redemption is the resolver for the redemption field.
 func (r *refundResolver) Redemption(ctx context.Context, obj *models.RefundFlow) (*models.RedemptionFlow, error) {
 	return r.Svc.Coupons.Redemption(ctx, services.ActorFrom(ctx), obj.RedeemNo)
@@ -100,10 +114,16 @@ func (r *refundResolver) ReissuedCoupon(ctx context.Context, obj *models.RefundF
 // Redemption returns generated.RedemptionResolver implementation.
 func (r *Resolver) Redemption() generated.RedemptionResolver { return &redemptionResolver{r} }
 
+// RedemptionQuote returns generated.RedemptionQuoteResolver implementation.
+func (r *Resolver) RedemptionQuote() generated.RedemptionQuoteResolver {
+	return &redemptionQuoteResolver{r}
+}
+
 // Refund returns generated.RefundResolver implementation.
 func (r *Resolver) Refund() generated.RefundResolver { return &refundResolver{r} }
 
 type (
-	redemptionResolver struct{ *Resolver }
-	refundResolver     struct{ *Resolver }
+	redemptionResolver      struct{ *Resolver }
+	redemptionQuoteResolver struct{ *Resolver }
+	refundResolver          struct{ *Resolver }
 )

@@ -313,6 +313,11 @@ func (s *Redemptions) reject(tx *gorm.DB, flow *models.RedemptionFlow, code stri
 	if err != nil {
 		return err
 	}
+	if reason == "" {
+		// Every rule holds now, yet the update did not match: the coupon changed
+		// between the two statements, which for this request means it was taken.
+		reason = RejectNotAvailable
+	}
 	flow.CouponID, flow.Status, flow.RejectReason, flow.FinishedAt = c.ID, models.FlowRejected, &reason, &now
 	return tx.Create(flow).Error
 }
@@ -360,8 +365,10 @@ func replay(prior *models.RedemptionFlow, fp string, err error) (*models.Redempt
 	return prior, false, nil
 }
 
-// diagnose explains, inside the reserve transaction, why the conditional update
-// matched no row. The update already decided; this only names the reason.
+// diagnose names the first rule that keeps coupon c from being reserved at
+// storeID for orderAmount, or "" when none does. After a failed reserve it
+// explains the conditional update, which already decided; for a quote it is the
+// answer.
 func diagnose(tx *gorm.DB, campaign *models.Campaign, c *models.Coupon, storeID, orderAmount int64, now time.Time) (string, error) {
 	switch {
 	case c.Status == models.CouponExpired:
@@ -384,7 +391,71 @@ func diagnose(tx *gorm.DB, campaign *models.Campaign, c *models.Coupon, storeID,
 			return RejectStoreNotEligible, nil
 		}
 	}
-	return RejectNotAvailable, nil
+	return "", nil
+}
+
+// QuoteInput asks what a coupon would do for an order at a store.
+type QuoteInput struct {
+	Code        string
+	StoreID     int64
+	OrderAmount int64
+}
+
+// Quote is what a redemption would give now: the coupon, the reason it would
+// be rejected ("" when it would not), and the discount.
+type Quote struct {
+	Coupon         *models.Coupon
+	RejectReason   string
+	DiscountAmount int64
+	// PayAmount is what the customer would pay: the order less the discount.
+	PayAmount int64
+}
+
+// Eligible reports whether a redemption now would take the coupon.
+func (q *Quote) Eligible() bool { return q.RejectReason == "" }
+
+// Quote answers, without writing anything, whether a coupon could be redeemed
+// at a store for an order and what it would take off, by the same rules as the
+// reserve. It is a preview for people; only a redemption takes the coupon.
+// Unknown codes count against the failed-lookup limit like redemptions do.
+func (s *Redemptions) Quote(ctx context.Context, actor Actor, in QuoteInput) (*Quote, error) {
+	code, err := NormalizeCouponCode(in.Code)
+	if err != nil {
+		return nil, err
+	}
+	if in.OrderAmount < 0 || in.OrderAmount > MaxOrderAmount {
+		return nil, invalidf("orderAmount must be between 0 and %d fen", int64(MaxOrderAmount))
+	}
+	if err := actor.requireStore(in.StoreID); err != nil {
+		return nil, err
+	}
+	if err := s.limits.failedLookups.allowed(actor.TokenID); err != nil && actor.TokenID != 0 {
+		return nil, err
+	}
+	db := s.db.WithContext(ctx)
+	var c models.Coupon
+	err = db.Where("merchant_id = ? AND code = ?", actor.MerchantID, code).Take(&c).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		s.limits.failedLookup(actor)
+		return nil, ErrCouponNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find coupon: %w", err)
+	}
+	campaign, err := s.campaigns.cached(db, c.CampaignID)
+	if err != nil {
+		return nil, err
+	}
+	reason, err := diagnose(db, campaign, &c, in.StoreID, in.OrderAmount, s.now())
+	if err != nil {
+		return nil, fmt.Errorf("quote coupon %d: %w", c.ID, err)
+	}
+	q := &Quote{Coupon: &c, RejectReason: reason, PayAmount: in.OrderAmount}
+	if reason == "" {
+		q.DiscountAmount = discountFor(campaign, in.OrderAmount)
+		q.PayAmount -= q.DiscountAmount
+	}
+	return q, nil
 }
 
 // discountFor is what the coupon takes off an order of orderAmount fen.

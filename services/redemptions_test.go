@@ -586,3 +586,49 @@ func TestDiscountAmounts(t *testing.T) {
 		}
 	})
 }
+
+func TestQuote(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		w := newWorld(t, db)
+		ctx := context.Background()
+		codes := w.issue(w.campaign, 2)
+		_, err := w.redeem(codes[1], "used", 5000)
+		must(t, err)
+		onlyB := w.newCampaign(services.CreateCampaignInput{Name: "only B", Type: models.CampaignDiscount, Value: 20,
+			MaxDiscount: 500, TotalQuantity: 1, StoreIDs: []int64{w.storeB.ID}})
+		bCode := w.issue(onlyB, 1)[0]
+		tests := []struct {
+			name       string
+			code       string
+			amount     int64
+			wantReason string
+			wantOff    int64
+			wantPay    int64
+		}{
+			{"eligible", codes[0], 5000, "", 1000, 4000},
+			{"below minimum spend", codes[0], 2000, services.RejectMinSpendNotMet, 0, 2000},
+			{"already redeemed", codes[1], 5000, services.RejectNotAvailable, 0, 5000},
+			{"other store's campaign", bCode, 5000, services.RejectStoreNotEligible, 0, 5000},
+		}
+		flows := w.count(&models.RedemptionFlow{}, "1 = 1")
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				q, err := w.svc.Redemptions.Quote(ctx, w.clerkA, services.QuoteInput{Code: tt.code, StoreID: w.storeA.ID, OrderAmount: tt.amount})
+				must(t, err)
+				if q.RejectReason != tt.wantReason || q.DiscountAmount != tt.wantOff || q.PayAmount != tt.wantPay || q.Eligible() != (tt.wantReason == "") {
+					t.Fatalf("quote %+v, want reason %q off %d pay %d", q, tt.wantReason, tt.wantOff, tt.wantPay)
+				}
+			})
+		}
+		_, err = w.svc.Redemptions.Quote(ctx, w.clerkA, services.QuoteInput{Code: codes[0], StoreID: w.storeB.ID, OrderAmount: 1})
+		wantCode(t, err, "FORBIDDEN")
+		_, err = w.svc.Redemptions.Quote(ctx, w.clerkA, services.QuoteInput{Code: services.NewCouponCode(), StoreID: w.storeA.ID})
+		wantCode(t, err, "COUPON_NOT_FOUND")
+		if got := w.count(&models.RedemptionFlow{}, "1 = 1"); got != flows {
+			t.Fatalf("a quote wrote %d flows", got-flows)
+		}
+		if c := w.coupon(codes[0]); c.Status != models.CouponUnused || c.Version != 0 {
+			t.Fatalf("a quote moved the coupon: %s v%d", c.Status, c.Version)
+		}
+	})
+}

@@ -180,6 +180,8 @@ func TestServeDemo(t *testing.T) {
 				{"/export/statements.xlsx?from=" + today + "&to=" + today, finance, "PK", 200},
 				{"/export/findings.csv", finance, "kind", 200},
 				{"/export/coupons.csv?campaignId=1", admin, "formatted", 200},
+				{"/export/redemptions.csv?status=SUCCEEDED&lang=zh", finance, "核销单号", 200},
+				{"/export/redemptions.xlsx", clerk, "PK", 200},
 				{"/export/coupons.csv?campaignId=1", clerk, "FORBIDDEN", 403},
 				{"/export/statements.csv?from=" + today + "&to=" + today, "", "UNAUTHENTICATED", 401},
 				{"/export/statements.csv?from=yesterday&to=" + today, finance, "BAD_USER_INPUT", 400},
@@ -192,6 +194,11 @@ func TestServeDemo(t *testing.T) {
 			_, body, _ := get(t, "http://"+addr+"/export/coupons.csv?campaignId=1", admin)
 			if lines := strings.Count(body, "\n"); lines != 601 {
 				t.Fatalf("codes export has %d lines, want 600 codes and a header", lines)
+			}
+			// The ledger export pages through every row: the demo's 40 and the one above.
+			_, body, _ = get(t, "http://"+addr+"/export/redemptions.csv", admin)
+			if lines := strings.Count(body, "\n"); lines != 42 {
+				t.Fatalf("ledger export has %d lines, want 41 redemptions and a header", lines)
 			}
 		})
 	}

@@ -39,6 +39,7 @@ type ResolverRoot interface {
 	Mutation() MutationResolver
 	Query() QueryResolver
 	Redemption() RedemptionResolver
+	RedemptionQuote() RedemptionQuoteResolver
 	Refund() RefundResolver
 	StatementLine() StatementLineResolver
 }
@@ -193,18 +194,19 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Campaign    func(childComplexity int, id int64) int
-		Campaigns   func(childComplexity int, activeAt *time.Time, first *int64, after *string) int
-		Coupon      func(childComplexity int, code string) int
-		Coupons     func(childComplexity int, filter *model.CouponFilter, first *int64, after *string) int
-		Findings    func(childComplexity int, filter *model.FindingFilter, first *int64, after *string) int
-		JobRuns     func(childComplexity int, filter *model.JobRunFilter, first *int64, after *string) int
-		Jobs        func(childComplexity int) int
-		Redemption  func(childComplexity int, redeemNo string) int
-		Redemptions func(childComplexity int, filter *model.RedemptionFilter, first *int64, after *string) int
-		Statements  func(childComplexity int, from string, to string, storeID *int64) int
-		Stores      func(childComplexity int, first *int64, after *string) int
-		Viewer      func(childComplexity int) int
+		Campaign        func(childComplexity int, id int64) int
+		Campaigns       func(childComplexity int, activeAt *time.Time, first *int64, after *string) int
+		Coupon          func(childComplexity int, code string) int
+		Coupons         func(childComplexity int, filter *model.CouponFilter, first *int64, after *string) int
+		Findings        func(childComplexity int, filter *model.FindingFilter, first *int64, after *string) int
+		JobRuns         func(childComplexity int, filter *model.JobRunFilter, first *int64, after *string) int
+		Jobs            func(childComplexity int) int
+		Redemption      func(childComplexity int, redeemNo string) int
+		RedemptionQuote func(childComplexity int, code string, storeID int64, orderAmount int64) int
+		Redemptions     func(childComplexity int, filter *model.RedemptionFilter, first *int64, after *string) int
+		Statements      func(childComplexity int, from string, to string, storeID *int64) int
+		Stores          func(childComplexity int, first *int64, after *string) int
+		Viewer          func(childComplexity int) int
 	}
 
 	Redemption struct {
@@ -233,6 +235,14 @@ type ComplexityRoot struct {
 	RedemptionEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	RedemptionQuote struct {
+		Coupon         func(childComplexity int) int
+		DiscountAmount func(childComplexity int) int
+		Eligible       func(childComplexity int) int
+		PayAmount      func(childComplexity int) int
+		RejectReason   func(childComplexity int) int
 	}
 
 	Refund struct {
@@ -337,6 +347,7 @@ type QueryResolver interface {
 	Jobs(ctx context.Context) ([]string, error)
 	Findings(ctx context.Context, filter *model.FindingFilter, first *int64, after *string) (*model.FindingConnection, error)
 	Statements(ctx context.Context, from string, to string, storeID *int64) (*services.Statement, error)
+	RedemptionQuote(ctx context.Context, code string, storeID int64, orderAmount int64) (*services.Quote, error)
 	Redemption(ctx context.Context, redeemNo string) (*models.RedemptionFlow, error)
 	Redemptions(ctx context.Context, filter *model.RedemptionFilter, first *int64, after *string) (*model.RedemptionConnection, error)
 	Stores(ctx context.Context, first *int64, after *string) (*model.StoreConnection, error)
@@ -348,6 +359,9 @@ type RedemptionResolver interface {
 	Store(ctx context.Context, obj *models.RedemptionFlow) (*models.Store, error)
 
 	Refund(ctx context.Context, obj *models.RedemptionFlow) (*models.RefundFlow, error)
+}
+type RedemptionQuoteResolver interface {
+	RejectReason(ctx context.Context, obj *services.Quote) (*model.RejectReason, error)
 }
 type RefundResolver interface {
 	Redemption(ctx context.Context, obj *models.RefundFlow) (*models.RedemptionFlow, error)
@@ -1075,6 +1089,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Redemption(childComplexity, args["redeemNo"].(string)), true
+	case "Query.redemptionQuote":
+		if e.ComplexityRoot.Query.RedemptionQuote == nil {
+			break
+		}
+
+		args, err := ec.field_Query_redemptionQuote_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.RedemptionQuote(childComplexity, args["code"].(string), args["storeId"].(int64), args["orderAmount"].(int64)), true
 	case "Query.redemptions":
 		if e.ComplexityRoot.Query.Redemptions == nil {
 			break
@@ -1231,6 +1256,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RedemptionEdge.Node(childComplexity), true
+
+	case "RedemptionQuote.coupon":
+		if e.ComplexityRoot.RedemptionQuote.Coupon == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedemptionQuote.Coupon(childComplexity), true
+	case "RedemptionQuote.discountAmount":
+		if e.ComplexityRoot.RedemptionQuote.DiscountAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedemptionQuote.DiscountAmount(childComplexity), true
+	case "RedemptionQuote.eligible":
+		if e.ComplexityRoot.RedemptionQuote.Eligible == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedemptionQuote.Eligible(childComplexity), true
+	case "RedemptionQuote.payAmount":
+		if e.ComplexityRoot.RedemptionQuote.PayAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedemptionQuote.PayAmount(childComplexity), true
+	case "RedemptionQuote.rejectReason":
+		if e.ComplexityRoot.RedemptionQuote.RejectReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedemptionQuote.RejectReason(childComplexity), true
 
 	case "Refund.amount":
 		if e.ComplexityRoot.Refund.Amount == nil {
@@ -2134,7 +2190,23 @@ type RedemptionEdge {
   node: Redemption!
 }
 
+"What a coupon would do for an order at a store now, by the rules of a redemption. Nothing is written."
+type RedemptionQuote {
+  "The coupon."
+  coupon: Coupon!
+  "Whether a redemption now would succeed (unless someone else takes the coupon first)."
+  eligible: Boolean!
+  "Why a redemption now would be rejected, when not eligible."
+  rejectReason: RejectReason
+  "What the coupon would take off, in fen; 0 when not eligible."
+  discountAmount: Int!
+  "What the customer would pay, in fen."
+  payAmount: Int!
+}
+
 extend type Query {
+  "Previews a redemption for the redeem screen: eligibility and discount, without taking the coupon."
+  redemptionQuote(code: String!, storeId: ID!, orderAmount: Int!): RedemptionQuote!
   "One redemption by number."
   redemption(redeemNo: String!): Redemption
   "The ledger, newest first; a clerk sees its stores."
@@ -2586,6 +2658,22 @@ func (ec *executionContext) childFields_RedemptionEdge(ctx context.Context, fiel
 		return ec.fieldContext_RedemptionEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RedemptionEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_RedemptionQuote(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "coupon":
+		return ec.fieldContext_RedemptionQuote_coupon(ctx, field)
+	case "eligible":
+		return ec.fieldContext_RedemptionQuote_eligible(ctx, field)
+	case "rejectReason":
+		return ec.fieldContext_RedemptionQuote_rejectReason(ctx, field)
+	case "discountAmount":
+		return ec.fieldContext_RedemptionQuote_discountAmount(ctx, field)
+	case "payAmount":
+		return ec.fieldContext_RedemptionQuote_payAmount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RedemptionQuote", field.Name)
 }
 
 func (ec *executionContext) childFields_Refund(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3111,6 +3199,36 @@ func (ec *executionContext) field_Query_jobRuns_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["after"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_redemptionQuote_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "code",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["code"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "storeId",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNID2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["storeId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "orderAmount",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderAmount"] = arg2
 	return args, nil
 }
 
@@ -6148,6 +6266,50 @@ func (ec *executionContext) fieldContext_Query_statements(ctx context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_redemptionQuote(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_redemptionQuote(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().RedemptionQuote(ctx, fc.Args["code"].(string), fc.Args["storeId"].(int64), fc.Args["orderAmount"].(int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *services.Quote) graphql.Marshaler {
+			return ec.marshalNRedemptionQuote2ᚖcoupondᚋservicesᚐQuote(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_redemptionQuote(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RedemptionQuote(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_redemptionQuote_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_redemption(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6845,6 +7007,130 @@ func (ec *executionContext) fieldContext_RedemptionEdge_node(_ context.Context, 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _RedemptionQuote_coupon(ctx context.Context, field graphql.CollectedField, obj *services.Quote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedemptionQuote_coupon(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Coupon, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Coupon) graphql.Marshaler {
+			return ec.marshalNCoupon2ᚖcoupondᚋmodelsᚐCoupon(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RedemptionQuote_coupon(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RedemptionQuote",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Coupon(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RedemptionQuote_eligible(ctx context.Context, field graphql.CollectedField, obj *services.Quote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedemptionQuote_eligible(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Eligible(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RedemptionQuote_eligible(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RedemptionQuote", field, true, false, "Boolean")
+}
+
+func (ec *executionContext) _RedemptionQuote_rejectReason(ctx context.Context, field graphql.CollectedField, obj *services.Quote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedemptionQuote_rejectReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RedemptionQuote().RejectReason(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RejectReason) graphql.Marshaler {
+			return ec.marshalORejectReason2ᚖcoupondᚋgraphᚋmodelᚐRejectReason(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RedemptionQuote_rejectReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RedemptionQuote", field, true, true, "RejectReason")
+}
+
+func (ec *executionContext) _RedemptionQuote_discountAmount(ctx context.Context, field graphql.CollectedField, obj *services.Quote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedemptionQuote_discountAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DiscountAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RedemptionQuote_discountAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RedemptionQuote", field, false, false, "Int")
+}
+
+func (ec *executionContext) _RedemptionQuote_payAmount(ctx context.Context, field graphql.CollectedField, obj *services.Quote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedemptionQuote_payAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PayAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RedemptionQuote_payAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RedemptionQuote", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Refund_refundNo(ctx context.Context, field graphql.CollectedField, obj *models.RefundFlow) (ret graphql.Marshaler) {
@@ -10609,6 +10895,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_statements(ctx, field)
 				})
+		case "redemptionQuote":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_redemptionQuote(ctx, field)
+				})
 		case "redemption":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
 				true, false,
@@ -10823,6 +11115,60 @@ func (ec *executionContext) _RedemptionEdge(ctx context.Context, sel ast.Selecti
 			out.Values[i] = ec._RedemptionEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var redemptionQuoteImplementors = []string{"RedemptionQuote"}
+
+func (ec *executionContext) _RedemptionQuote(ctx context.Context, sel ast.SelectionSet, obj *services.Quote) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, redemptionQuoteImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RedemptionQuote")
+		case "coupon":
+			out.Values[i] = ec._RedemptionQuote_coupon(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "eligible":
+			out.Values[i] = ec._RedemptionQuote_eligible(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "rejectReason":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._RedemptionQuote_rejectReason(ctx, field, obj)
+				})
+		case "discountAmount":
+			out.Values[i] = ec._RedemptionQuote_discountAmount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "payAmount":
+			out.Values[i] = ec._RedemptionQuote_payAmount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -12045,6 +12391,14 @@ func (ec *executionContext) marshalNRedemptionOperation2coupondᚋmodelsᚐOpera
 		graphql.AddInvalidNullFromMarshaler(ctx, "RedemptionOperation!")
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNRedemptionQuote2ᚖcoupondᚋservicesᚐQuote(ctx context.Context, sel ast.SelectionSet, v *services.Quote) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "RedemptionQuote!")
+		return graphql.Null
+	}
+	return ec._RedemptionQuote(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNRedemptionStatus2coupondᚋmodelsᚐFlowStatus(ctx context.Context, v any) (models.FlowStatus, error) {

@@ -1,15 +1,9 @@
-import { saveBlob } from '../lib/csv';
-
 /**
  * downloadExport fetches one of the server's /export/ files with the bearer
- * token and saves it. It answers 'missing' when this server has no such
- * endpoint (404 or the console's own HTML), so callers can fall back, and
- * throws with the server's message on any other failure.
+ * token and saves it; it throws with the server's message on failure.
  */
-export async function downloadExport(token: string, url: string, filename: string): Promise<'saved' | 'missing'> {
+export async function downloadExport(token: string, url: string, filename: string): Promise<void> {
   const resp = await fetch(url, { headers: { Authorization: `Bearer ${token}` } });
-  const type = resp.headers.get('Content-Type') ?? '';
-  if (resp.status === 404 || type.includes('text/html')) return 'missing';
   if (!resp.ok) {
     let msg = `HTTP ${resp.status}`;
     try {
@@ -21,5 +15,16 @@ export async function downloadExport(token: string, url: string, filename: strin
     throw new Error(msg);
   }
   saveBlob(await resp.blob(), filename);
-  return 'saved';
+}
+
+/** saveBlob offers a blob as a file download. */
+export function saveBlob(blob: Blob, filename: string): void {
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = filename;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }

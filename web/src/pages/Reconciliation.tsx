@@ -160,8 +160,8 @@ function ExportButtons({ base, params, name }: { base: string; params: Record<st
     for (const [k, v] of Object.entries({ ...params, lang: locale === 'zh-CN' ? 'zh' : undefined })) if (v) q.set(k, v);
     const file = `${name}.${ext}`;
     try {
-      const r = await downloadExport(token!, `${base}.${ext}?${q}`, file);
-      setNote(r === 'saved' ? { kind: 'success', text: t('common.exported', { file }) } : { kind: 'error', text: t('common.exportFailed', { msg: '404' }) });
+      await downloadExport(token!, `${base}.${ext}?${q}`, file);
+      setNote({ kind: 'success', text: t('common.exported', { file }) });
     } catch (e) {
       setNote({ kind: 'error', text: t('common.exportFailed', { msg: (e as Error).message }) });
     } finally {

@@ -12,7 +12,6 @@ import { graphql } from '../gql';
 import type { RedeemCouponMutation } from '../gql/graphql';
 import { formatCouponCode, normalizeCouponCode } from '../lib/code';
 import { firstErrorCode, isNetworkError } from '../lib/errors';
-import { discountFor } from '../lib/discount';
 import { parseYuanToFen } from '../lib/money';
 import { attemptKey, beginAttempt, settleAttempt, type Attempt } from '../lib/requestId';
 
@@ -33,10 +32,18 @@ const CouponPreviewDocument = graphql(`
         maxDiscount
         minSpend
         refundWindowMinutes
-        stores {
-          id
-        }
       }
+    }
+  }
+`);
+
+const RedemptionQuoteDocument = graphql(`
+  query RedemptionQuote($code: String!, $storeId: ID!, $orderAmount: Int!) {
+    redemptionQuote(code: $code, storeId: $storeId, orderAmount: $orderAmount) {
+      eligible
+      rejectReason
+      discountAmount
+      payAmount
     }
   }
 `);
@@ -92,8 +99,17 @@ export function RedeemPage() {
   const fen = parseYuanToFen(amountRaw);
   const [preview] = useQuery({ query: CouponPreviewDocument, variables: { code }, pause: !code });
   const coupon = code && preview.data?.coupon.code === code ? preview.data.coupon : null;
-  const eligible = coupon ? coupon.campaign.stores.length === 0 || coupon.campaign.stores.some((s) => s.id === storeId) : null;
-  const belowMin = coupon && fen !== null && fen < coupon.campaign.minSpend;
+  // The server judges eligibility and the price by the same rules as the
+  // redemption itself; the console only shows its answer.
+  const [quoteRes] = useQuery({
+    query: RedemptionQuoteDocument,
+    variables: { code, storeId, orderAmount: fen ?? 0 },
+    pause: !coupon || !storeId,
+    requestPolicy: 'network-only',
+  });
+  const quote = coupon ? quoteRes.data?.redemptionQuote : undefined;
+  const eligible = quote ? quote.rejectReason !== 'STORE_NOT_ELIGIBLE' : null;
+  const belowMin = quote && fen !== null && quote.rejectReason === 'MIN_SPEND_NOT_MET';
 
   async function submit(e?: React.FormEvent) {
     e?.preventDefault();
@@ -229,12 +245,9 @@ export function RedeemPage() {
                   {coupon.campaign.minSpend > 0 && <li>{t('worth.minSpend', { amount: fmt.money(coupon.campaign.minSpend) })}</li>}
                   <li className={eligible ? 'ok' : 'bad'}>{eligible ? t('redeem.eligible') : t('redeem.notEligible')}</li>
                   {belowMin && <li className="bad">{t('redeem.belowMin', { amount: fmt.money(coupon.campaign.minSpend) })}</li>}
-                  {eligible && fen !== null && fen > 0 && !belowMin && coupon.status === 'UNUSED' && (
+                  {quote?.eligible && fen !== null && fen > 0 && (
                     <li className="ok" data-testid="price-preview">
-                      {t('redeem.preview', {
-                        discount: fmt.money(discountFor(coupon.campaign, fen)),
-                        pay: fmt.money(Math.max(0, fen - discountFor(coupon.campaign, fen))),
-                      })}
+                      {t('redeem.preview', { discount: fmt.money(quote.discountAmount), pay: fmt.money(quote.payAmount) })}
                     </li>
                   )}
                   <li>

@@ -13,10 +13,8 @@ import { Card, PageHeader } from '../components/Page';
 import { Alert } from '../components/States';
 import { graphql } from '../gql';
 import type { RedemptionsQuery, RedemptionStatus } from '../gql/graphql';
-import { csvBlob, saveBlob, toCSV } from '../lib/csv';
 import { formatCouponCode } from '../lib/code';
 import { localInputToUtc } from '../lib/dates';
-import { fenToYuanInput } from '../lib/money';
 
 const RedemptionsDocument = graphql(`
   query Redemptions($filter: RedemptionFilter, $first: Int, $after: String) {
@@ -89,7 +87,7 @@ export function RedemptionsPage() {
   const filter = { storeId: storeId || undefined, status: status || undefined, from, to };
   const pager = useCursorPager(JSON.stringify(filter));
   const [res, reexecute] = useQuery({ query: RedemptionsDocument, variables: { filter, first: PAGE, after: pager.after } });
-  const [exportNote, setExportNote] = useState<{ kind: 'success' | 'warning' | 'error'; text: string } | null>(null);
+  const [exportNote, setExportNote] = useState<{ kind: 'success' | 'error'; text: string } | null>(null);
   const [exporting, setExporting] = useState(false);
 
   const setFilter = (k: string, v: string) => {
@@ -106,27 +104,8 @@ export function RedemptionsPage() {
     setExportNote(null);
     const file = `redemptions-${new Date().toISOString().slice(0, 10)}.csv`;
     try {
-      if ((await downloadExport(token!, `/export/redemptions.csv?${exportQuery({ ...filter, lang: locale === 'zh-CN' ? 'zh' : '' })}`, file)) === 'saved') {
-        setExportNote({ kind: 'success', text: t('common.exported', { file }) });
-        return;
-      }
-      // No export endpoint on this server: the rows on screen are all we have.
-      const header = ['redeem_no', 'created_at', 'store', 'coupon', 'campaign', 'status', 'reason', 'order_yuan', 'discount_yuan', 'refund_no', 'request_id'];
-      const body = (rows ?? []).map((r) => [
-        r.redeemNo,
-        r.createdAt,
-        r.store.name,
-        r.coupon.code,
-        r.coupon.campaign.name,
-        r.status,
-        r.rejectReason ?? r.releaseReason ?? '',
-        fenToYuanInput(r.orderAmount),
-        fenToYuanInput(r.discountAmount),
-        r.refund?.refundNo ?? '',
-        r.requestId,
-      ]);
-      saveBlob(csvBlob(toCSV([header, ...body])), file);
-      setExportNote({ kind: 'warning', text: t('common.exportFallback', { n: body.length }) });
+      await downloadExport(token!, `/export/redemptions.csv?${exportQuery({ ...filter, lang: locale === 'zh-CN' ? 'zh' : '' })}`, file);
+      setExportNote({ kind: 'success', text: t('common.exported', { file }) });
     } catch (e) {
       setExportNote({ kind: 'error', text: t('common.exportFailed', { msg: (e as Error).message }) });
     } finally {
