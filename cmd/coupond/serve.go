@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"regexp"
 	"sync/atomic"
 	"time"
@@ -42,6 +43,7 @@ type serveConfig struct {
 	logLevel        string
 	shutdownGrace   time.Duration
 	tokenCacheTTL   time.Duration
+	debugAddr       string
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -63,6 +65,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tokenTTL := fs.Duration("token-cache-ttl", 10*time.Second, "how long an authenticated token is trusted before asking the database again (revocations reach other replicas within it; 0: no cache)")
 	maxConns := fs.Int("max-conns", 0, "database connection pool size (0: 16 for PostgreSQL, 8 for SQLite)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
+	debugAddr := fs.String("debug-addr", "", "serve Go's pprof profiles on this separate address, e.g. 127.0.0.1:6060 (off when empty; never expose it)")
 	grace := fs.Duration("shutdown-grace", 20*time.Second, "how long to drain requests on shutdown")
 	if err := fs.parse(args); err != nil {
 		return err
@@ -70,7 +73,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	c = serveConfig{addr: *addr, databaseURL: *dbURL, demo: *demo, playground: *playground, holdTimeout: *hold,
 		fulfilTimeout: *fulfil, compensateEvery: *every, jobs: *runJobs, webhookURL: *whURL, webhookSecret: *whSecret,
 		limitTokenRPS: *tokenRPS, limitStoreRPS: *storeRPS, limitLookups: *lookups, maxConns: *maxConns,
-		logLevel: *level, shutdownGrace: *grace, tokenCacheTTL: *tokenTTL}
+		logLevel: *level, shutdownGrace: *grace, tokenCacheTTL: *tokenTTL, debugAddr: *debugAddr}
 	if c.webhookURL != "" && c.webhookSecret == "" {
 		return errors.New("--webhook-url needs --webhook-secret")
 	}
@@ -141,6 +144,11 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
 	mux.Handle("/", web.Handler())
 
+	if c.debugAddr != "" {
+		if err := serveDebug(c.debugAddr, log); err != nil {
+			return err
+		}
+	}
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", c.addr, err)
@@ -169,6 +177,24 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)
 	}
+	return nil
+}
+
+// serveDebug serves net/http/pprof on its own listener, apart from the API, so
+// profiles are reachable only where the operator binds them.
+func serveDebug(addr string, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	log.Info("pprof serving", "addr", ln.Addr().String())
+	go func() { _ = http.Serve(ln, mux) }()
 	return nil
 }
 
