@@ -63,9 +63,9 @@ func Open(ctx context.Context, databaseURL string, opts OpenOptions) (*gorm.DB, 
 	case Postgres:
 		dial = postgres.Open(databaseURL)
 		if maxConns == 0 {
-			// Measured on 2 cores: throughput peaks near 8 connections and falls
-			// beyond 32; see STACK notes and docs/PERFORMANCE.md.
-			maxConns = 16
+			// Measured with pgbench on 2 cores: throughput peaks near 8
+			// connections and falls beyond 32; size near 4x cores.
+			maxConns = 8
 		}
 	default:
 		dsn, err := sqliteDSN(databaseURL)

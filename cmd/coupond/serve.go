@@ -63,7 +63,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	storeRPS := fs.Float64("limit-store-rps", 100, "redemption requests per second per store, burst twice that (0: no limit)")
 	lookups := fs.Float64("limit-failed-lookups-per-minute", 30, "unknown-code answers per minute per token before RATE_LIMITED, burst 10 (0: no limit)")
 	tokenTTL := fs.Duration("token-cache-ttl", 10*time.Second, "how long an authenticated token is trusted before asking the database again (revocations reach other replicas within it; 0: no cache)")
-	maxConns := fs.Int("max-conns", 0, "database connection pool size (0: 16 for PostgreSQL, 8 for SQLite)")
+	maxConns := fs.Int("max-conns", 0, "database connection pool size (0: 8)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	debugAddr := fs.String("debug-addr", "", "serve Go's pprof profiles on this separate address, e.g. 127.0.0.1:6060 (off when empty; never expose it)")
 	grace := fs.Duration("shutdown-grace", 20*time.Second, "how long to drain requests on shutdown")
