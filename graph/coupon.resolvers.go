@@ -50,7 +50,8 @@ func (r *queryResolver) Coupon(ctx context.Context, code string) (*models.Coupon
 func (r *queryResolver) Coupons(ctx context.Context, filter *model.CouponFilter, first *int64, after *string) (*model.CouponConnection, error) {
 	var f services.CouponFilter
 	if filter != nil {
-		f = services.CouponFilter{CampaignID: deref(filter.CampaignID), Status: deref(filter.Status), CustomerRef: deref(filter.CustomerRef)}
+		f = services.CouponFilter{CampaignID: deref(filter.CampaignID), Status: deref(filter.Status),
+			CustomerRef: deref(filter.CustomerRef), RedeemedAt: deref(filter.RedeemedAt)}
 	}
 	page, err := r.Svc.Coupons.List(ctx, services.ActorFrom(ctx), f, pageArgs(first, after))
 	if err != nil {

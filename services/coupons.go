@@ -58,6 +58,9 @@ type CouponFilter struct {
 	CampaignID  int64
 	Status      models.CouponStatus
 	CustomerRef string
+	// RedeemedAt keeps coupons whose live redemption (in progress or
+	// succeeded, refunded or not) is at this store.
+	RedeemedAt int64
 }
 
 // List returns the actor's coupons, newest first.
@@ -74,6 +77,10 @@ func (c *Coupons) List(ctx context.Context, actor Actor, f CouponFilter, p PageA
 	}
 	if f.CustomerRef != "" {
 		q = q.Where("customer_ref = ?", f.CustomerRef)
+	}
+	if f.RedeemedAt != 0 {
+		q = q.Where(`EXISTS (SELECT 1 FROM redemption_flows f WHERE f.merchant_id = coupons.merchant_id
+  AND f.coupon_id = coupons.id AND f.store_id = ? AND f.status IN ('PROCESSING', 'SUCCEEDED'))`, f.RedeemedAt)
 	}
 	return paginate[models.Coupon](q, "coupons", p)
 }

@@ -632,3 +632,21 @@ func TestQuote(t *testing.T) {
 		}
 	})
 }
+
+func TestCouponsRedeemedAtStore(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		w := newWorld(t, db)
+		ctx := context.Background()
+		codes := w.issue(w.campaign, 3)
+		clerkB := w.actor(models.RoleClerk, "BJ01")
+		_, err := w.redeem(codes[0], "a", 5000)
+		must(t, err)
+		_, err = w.svc.Redemptions.Redeem(ctx, clerkB, services.RedeemInput{Code: codes[1], StoreID: w.storeB.ID, RequestID: "b", OrderAmount: 5000})
+		must(t, err)
+		page, err := w.svc.Coupons.List(ctx, w.admin, services.CouponFilter{RedeemedAt: w.storeB.ID}, services.PageArgs{})
+		must(t, err)
+		if len(page.Items) != 1 || page.Items[0].Code != codes[1] {
+			t.Fatalf("coupons redeemed at B: %+v", page.Items)
+		}
+	})
+}

@@ -1779,6 +1779,8 @@ input CouponFilter {
   status: CouponStatus
   "Only coupons of this customer."
   customerRef: String
+  "Only coupons redeemed (or being redeemed) at this store, refunded ones included."
+  redeemedAt: ID
 }
 
 "A page of coupons."
@@ -9164,7 +9166,7 @@ func (ec *executionContext) unmarshalInputCouponFilter(ctx context.Context, obj 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"campaignId", "status", "customerRef"}
+	fieldsInOrder := [...]string{"campaignId", "status", "customerRef", "redeemedAt"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -9192,6 +9194,13 @@ func (ec *executionContext) unmarshalInputCouponFilter(ctx context.Context, obj 
 				return it, err
 			}
 			it.CustomerRef = data
+		case "redeemedAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("redeemedAt"))
+			data, err := ec.unmarshalOID2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RedeemedAt = data
 		}
 	}
 	return it, nil

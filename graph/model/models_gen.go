@@ -67,6 +67,8 @@ type CouponFilter struct {
 	Status *models.CouponStatus `json:"status,omitempty"`
 	// Only coupons of this customer.
 	CustomerRef *string `json:"customerRef,omitempty"`
+	// Only coupons redeemed (or being redeemed) at this store, refunded ones included.
+	RedeemedAt *int64 `json:"redeemedAt,omitempty"`
 }
 
 // A new campaign. Money in fen.

@@ -19,6 +19,8 @@ export type CouponFilter = {
   campaignId?: string | number | null | undefined;
   /** Only coupons of this customer. */
   customerRef?: string | null | undefined;
+  /** Only coupons redeemed (or being redeemed) at this store, refunded ones included. */
+  redeemedAt?: string | number | null | undefined;
   /** Only coupons in this state. */
   status?: CouponStatus | null | undefined;
 };

@@ -144,7 +144,7 @@ export const en = {
   'coupons.validTo': 'Valid until',
   'coupons.issuedAt': 'Issued',
   'coupons.empty': 'No coupons match these filters.',
-  'coupons.storeNote': 'Coupons are not tied to stores; see a campaign\'s stores or filter the ledger by store.',
+  'coupons.redeemedAt': 'Redeemed at',
 
   'coupon.title': 'Coupon {code}',
   'coupon.validity': 'Validity',

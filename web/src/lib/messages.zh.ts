@@ -145,7 +145,7 @@ export const zh: Messages = {
   'coupons.validTo': '有效期至',
   'coupons.issuedAt': '发放时间',
   'coupons.empty': '没有符合条件的优惠券。',
-  'coupons.storeNote': '优惠券本身不绑定门店；请查看批次的适用门店，或在核销流水中按门店筛选。',
+  'coupons.redeemedAt': '核销门店',
 
   'coupon.title': '优惠券 {code}',
   'coupon.validity': '有效期',

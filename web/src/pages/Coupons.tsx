@@ -107,17 +107,18 @@ function CodeSearch() {
 
 export function CouponsPage() {
   const { t } = useI18n();
-  const { role } = useViewer();
+  const { role, stores } = useViewer();
   const fmt = useFormat();
   const [params, setParams] = useSearchParams();
   const campaignId = params.get('campaign') ?? '';
   const status = (params.get('status') ?? '') as CouponStatus | '';
-  const pager = useCursorPager(`${campaignId}|${status}`);
+  const storeId = params.get('store') ?? '';
+  const pager = useCursorPager(`${campaignId}|${status}|${storeId}`);
   const [campaigns] = useQuery({ query: CampaignNamesDocument, pause: role === 'CLERK' });
   const [res, reexecute] = useQuery({
     query: CouponsDocument,
     variables: {
-      filter: { campaignId: campaignId || undefined, status: status || undefined },
+      filter: { campaignId: campaignId || undefined, status: status || undefined, redeemedAt: storeId || undefined },
       first: PAGE,
       after: pager.after,
     },
@@ -180,7 +181,17 @@ export function CouponsPage() {
               ))}
             </select>
           </label>
-          <span className="filters-note muted">{t('coupons.storeNote')}</span>
+          <label className="filter">
+            <span>{t('coupons.redeemedAt')}</span>
+            <select value={storeId} onChange={(e) => setFilter('store', e.target.value)} name="store">
+              <option value="">{t('common.allStores')}</option>
+              {stores.map((s) => (
+                <option key={s.id} value={s.id}>
+                  {s.name}
+                </option>
+              ))}
+            </select>
+          </label>
         </div>
         <DataTable
           testId="coupons-table"

@@ -1,4 +1,4 @@
-import{r as e}from"./rolldown-runtime-XKyaHtl9.js";import{A as t,C as n,Ct as r,E as i,F as a,L as o,O as s,T as c,b as l,d as u,ft as d,h as f,i as p,l as m,m as h,n as g,t as _,u as v,v as y,y as b}from"./Badge-w6OWmHM2.js";import{a as x,i as S,n as C,o as w,p as T,r as E,t as D}from"./BarChart-BndK5cbE.js";import{t as O}from"./index-Bl5XdJ_w.js";var k=e(r(),1),A=t(),j=i(`
+import{r as e}from"./rolldown-runtime-XKyaHtl9.js";import{A as t,C as n,Ct as r,E as i,F as a,L as o,O as s,T as c,b as l,d as u,ft as d,h as f,i as p,l as m,m as h,n as g,t as _,u as v,v as y,y as b}from"./Badge-Cl7S-5ZF.js";import{a as x,i as S,n as C,o as w,p as T,r as E,t as D}from"./BarChart-D3hPgril.js";import{t as O}from"./index-A2_Mom5H.js";var k=e(r(),1),A=t(),j=i(`
   query OverviewRedemptions($filter: RedemptionFilter, $after: String) {
     redemptions(filter: $filter, first: 100, after: $after) {
       edges {
