@@ -34,9 +34,12 @@ if [ -n "$(git status --porcelain -- graph gqlgen.yml)" ]; then
 fi
 
 step "gofmt and go vet"
-unformatted=$(gofmt -l $(git ls-files '*.go'))
+unformatted=$(gofmt -l $(git ls-files '*.go' | grep -v '^web/node_modules/'))
 if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted" >&2; exit 1; fi
 go vet ./...
+
+step "benchmark harness builds and vets (its own module)"
+(cd bench && go vet ./... && go build ./...)
 
 step "go test -race (SQLite and PostgreSQL)"
 go test -race -count=1 -timeout 10m ./...
