@@ -45,6 +45,26 @@ type Redemptions struct {
 	log           *slog.Logger
 	limits        *rateLimits
 	observe       func(op models.Operation, outcome string, took time.Duration)
+	// gate admits redemption transactions first come, first served, as many
+	// at once as the pool has connections. database/sql hands a freed
+	// connection to a random waiter, so under overload without the gate some
+	// requests wait far longer than others; with it the queue is fair and
+	// forms in front of the database rather than inside it.
+	gate chan struct{}
+}
+
+// inGate runs fn once the gate admits it, or fails when ctx ends first.
+func (s *Redemptions) inGate(ctx context.Context, fn func() error) error {
+	if s.gate == nil {
+		return fn()
+	}
+	select {
+	case s.gate <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.gate }()
+	return fn()
 }
 
 // observed reports a request's outcome to the OnRedemption hook.
@@ -240,43 +260,53 @@ func (s *Redemptions) open(ctx context.Context, actor Actor, op models.Operation
 	}
 	db := s.db.WithContext(ctx)
 	fp := fingerprint(string(op), code, strconv.FormatInt(in.StoreID, 10), strconv.FormatInt(in.OrderAmount, 10))
-	if prior, err := s.byRequest(db, actor.MerchantID, op, in.RequestID); err != nil || prior != nil {
-		return replay(prior, fp, err)
-	}
-	if actor.Role != models.RoleClerk { // a clerk's stores were checked when its token was made
-		if err := (&Stores{db: s.db}).mustExist(db, actor.MerchantID, in.StoreID); err != nil {
-			return nil, false, err
-		}
-	}
 	now := s.now()
 	flow = &models.RedemptionFlow{MerchantID: actor.MerchantID, RedeemNo: newFlowNo("RD", now), Operation: op,
 		RequestID: in.RequestID, Fingerprint: fp, StoreID: in.StoreID, OperatorID: actor.operatorID(),
 		OrderAmount: in.OrderAmount, CreatedAt: now, UpdatedAt: now}
-	err = db.Transaction(func(tx *gorm.DB) error {
-		got, ok, err := models.ReserveCoupon(tx, models.ReserveArgs{MerchantID: actor.MerchantID, Code: code,
-			RedeemNo: flow.RedeemNo, StoreID: in.StoreID, OrderAmount: in.OrderAmount, Now: now})
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return s.reject(tx, flow, code, now)
-		}
-		campaign, err := s.campaigns.cached(tx, got.CampaignID)
-		if err != nil {
-			return err
-		}
-		hold := now.Add(s.holdTimeout)
-		flow.CouponID, flow.Status, flow.HoldUntil = got.ID, models.FlowProcessing, &hold
-		flow.DiscountAmount = discountFor(campaign, in.OrderAmount)
-		if settle != nil {
-			return s.settleInTx(tx, settle, flow, got.Version, actor, now)
-		}
-		if err := tx.Create(flow).Error; err != nil {
-			return err
-		}
-		return recordTransition(tx, flow, models.CouponUnused, models.CouponRedeeming, got.Version, actor, now)
+	// Everything runs on one connection, taken once: under load a request that
+	// went back to the pool between its steps would queue again behind
+	// newcomers, and the tail would grow with the queue.
+	var prior *models.RedemptionFlow
+	err = s.inGate(ctx, func() error {
+		return db.Transaction(func(tx *gorm.DB) error {
+			// A known request id is answered from the ledger; the unique index
+			// still decides when two copies of a new one race past this read.
+			if prior, err = s.byRequest(tx, actor.MerchantID, op, in.RequestID); err != nil || prior != nil {
+				return err
+			}
+			if actor.Role != models.RoleClerk { // a clerk's stores were checked when its token was made
+				if err := (&Stores{db: s.db}).mustExist(tx, actor.MerchantID, in.StoreID); err != nil {
+					return err
+				}
+			}
+			got, ok, err := models.ReserveCoupon(tx, models.ReserveArgs{MerchantID: actor.MerchantID, Code: code,
+				RedeemNo: flow.RedeemNo, StoreID: in.StoreID, OrderAmount: in.OrderAmount, Now: now})
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return s.reject(tx, flow, code, now)
+			}
+			campaign, err := s.campaigns.cached(tx, got.CampaignID)
+			if err != nil {
+				return err
+			}
+			hold := now.Add(s.holdTimeout)
+			flow.CouponID, flow.Status, flow.HoldUntil = got.ID, models.FlowProcessing, &hold
+			flow.DiscountAmount = discountFor(campaign, in.OrderAmount)
+			if settle != nil {
+				return s.settleInTx(tx, settle, flow, got.Version, actor, now)
+			}
+			if err := tx.Create(flow).Error; err != nil {
+				return err
+			}
+			return recordTransition(tx, flow, models.CouponUnused, models.CouponRedeeming, got.Version, actor, now)
+		})
 	})
 	switch {
+	case err == nil && prior != nil:
+		return replay(prior, fp, nil)
 	case errors.Is(err, ErrCouponNotFound):
 		s.limits.failedLookup(actor)
 		return nil, false, ErrCouponNotFound
@@ -495,24 +525,26 @@ var errLostRace = errors.New("flow already finished")
 func (s *Redemptions) finish(ctx context.Context, actor Actor, flow *models.RedemptionFlow, out models.FlowOutcome, to models.CouponStatus) (*models.RedemptionFlow, bool, error) {
 	out.Now = s.now()
 	db := s.db.WithContext(ctx)
-	err := db.Transaction(func(tx *gorm.DB) error {
-		ok, err := models.FinishFlow(tx, flow.ID, out)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return errLostRace
-		}
-		version, ok, err := models.MoveCoupon(tx, flow.CouponID, flow.RedeemNo, models.CouponRedeeming, to, out.Now)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			// The flow was PROCESSING, so its coupon must be REDEEMING and held
-			// by it; anything else is a broken invariant, never papered over.
-			return fmt.Errorf("coupon %d is not held by processing flow %s", flow.CouponID, flow.RedeemNo)
-		}
-		return recordTransition(tx, flow, models.CouponRedeeming, to, version, actor, out.Now)
+	err := s.inGate(ctx, func() error {
+		return db.Transaction(func(tx *gorm.DB) error {
+			ok, err := models.FinishFlow(tx, flow.ID, out)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return errLostRace
+			}
+			version, ok, err := models.MoveCoupon(tx, flow.CouponID, flow.RedeemNo, models.CouponRedeeming, to, out.Now)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				// The flow was PROCESSING, so its coupon must be REDEEMING and held
+				// by it; anything else is a broken invariant, never papered over.
+				return fmt.Errorf("coupon %d is not held by processing flow %s", flow.CouponID, flow.RedeemNo)
+			}
+			return recordTransition(tx, flow, models.CouponRedeeming, to, version, actor, out.Now)
+		})
 	})
 	if errors.Is(err, errLostRace) {
 		final, err := s.byRedeemNo(db, flow.MerchantID, flow.RedeemNo)

@@ -101,7 +101,7 @@ func New(db *gorm.DB, o Options) *Services {
 		Fulfiller: o.Fulfiller,
 		Redemptions: &Redemptions{db: db, now: o.Now, holdTimeout: o.HoldTimeout, fulfilTimeout: o.FulfilTimeout,
 			fulfiller: o.Fulfiller, campaigns: campaigns, log: o.Logger, limits: newRateLimits(o.Limits, o.Now),
-			observe: o.OnRedemption},
+			observe: o.OnRedemption, gate: newGate(db)},
 	}
 	_, webhook := o.Fulfiller.(*WebhookFulfiller)
 	svc.Compensation = &Compensator{db: db, now: o.Now, red: svc.Redemptions, fulfiller: o.Fulfiller, log: o.Logger,
@@ -111,4 +111,13 @@ func New(db *gorm.DB, o Options) *Services {
 	svc.Statements = &Statements{db: db, now: o.Now}
 	svc.JobRuns = newJobRuns(db, o.Now, o.Logger, svc.Compensation, svc.Reconciliation, svc.Statements)
 	return svc
+}
+
+// newGate sizes the redemption gate to the connection pool.
+func newGate(db *gorm.DB) chan struct{} {
+	sqlDB, err := db.DB()
+	if err != nil || sqlDB.Stats().MaxOpenConnections <= 0 {
+		return nil
+	}
+	return make(chan struct{}, sqlDB.Stats().MaxOpenConnections)
 }
