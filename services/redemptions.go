@@ -272,6 +272,7 @@ func (s *Redemptions) open(ctx context.Context, actor Actor, op models.Operation
 		return db.Transaction(func(tx *gorm.DB) error {
 			// A known request id is answered from the ledger; the unique index
 			// still decides when two copies of a new one race past this read.
+			var err error
 			if prior, err = s.byRequest(tx, actor.MerchantID, op, in.RequestID); err != nil || prior != nil {
 				return err
 			}

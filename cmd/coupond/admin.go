@@ -108,6 +108,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	dbURL := fs.databaseURL()
 	hold := fs.Duration("hold-timeout", 2*time.Minute, "the servers' hold timeout, to tell stuck redemptions from live ones")
 	every := fs.Duration("compensate-every", 30*time.Second, "the servers' compensation interval")
+	external := fs.Bool("external-orders", false, "orders live in the merchant's system (the servers run --webhook-url): skip the checks against coupond's orders table")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -116,7 +117,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer models.Close(db)
-	svc := services.New(db, services.Options{HoldTimeout: *hold, CompensateEvery: *every})
+	svc := services.New(db, services.Options{HoldTimeout: *hold, CompensateEvery: *every, ExternalOrders: *external})
 	start := time.Now()
 	violations, err := svc.Reconciliation.Check(ctx)
 	if err != nil {

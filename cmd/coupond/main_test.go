@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"coupond/internal/testdb"
+	"coupond/models"
 	"coupond/services"
 )
 
@@ -236,6 +237,23 @@ func TestCLI(t *testing.T) {
 			}
 			if out, err = cli("audit"); err != nil || !strings.Contains(out, "no violations") {
 				t.Fatalf("audit of a consistent database: %q %v", out, err)
+			}
+			// An order without a redemption is a violation, unless orders live elsewhere.
+			db, err := openDB(ctx, dbURL, models.OpenOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = db.Exec("INSERT INTO orders (merchant_id, redeem_no, amount, status, created_at) VALUES (1, 'RDSTRAY', 100, 'CREATED', ?)", time.Now().UTC()).Error
+			models.Close(db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err = cli("audit")
+			if exitCode(err) != 1 || !strings.Contains(out, "ORDER_WITHOUT_REDEMPTION") {
+				t.Fatalf("audit of a stray order: exit %d, %q", exitCode(err), out)
+			}
+			if out, err = cli("audit", "--external-orders"); err != nil {
+				t.Fatalf("audit --external-orders: %q %v", out, err)
 			}
 		})
 	}
