@@ -19,19 +19,23 @@ trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/coupond" ./cmd/coupond
 (cd bench && go build -o "$tmp/coupond-bench" ./cmd/coupond-bench)
 date=$(date -u +%Y-%m-%dT%H%M%SZ)
-mkdir -p bench/results docs
+# BENCH_OUT, when set, receives the reports and records instead of docs/ and
+# bench/results/ (the test script uses it so a check run leaves the tree clean).
+docs=${BENCH_OUT:-docs}
+results=${BENCH_OUT:-bench/results}
+mkdir -p "$results" "$docs"
 common=(-bin "$tmp/coupond" -dir "$tmp" -pg-host "${PGHOST:-127.0.0.1}" -pg-port "${PGPORT:-5432}" -admin-db "${BENCH_ADMIN_DB:-test}")
 run_perf() {
   local q=() cmd="bench/run.sh perf"
   if [ -n "${QUICK:-}" ]; then q=(-quick); cmd="QUICK=1 bench/run.sh perf"; fi
   "$tmp/coupond-bench" perf "${common[@]}" "${q[@]}" -command "$cmd" \
-    -doc docs/PERFORMANCE.md -json "bench/results/$date.json"
+    -doc "$docs/PERFORMANCE.md" -json "$results/$date.json"
 }
 run_faults() {
   local c=() cmd="bench/run.sh faults"
   if [ -n "${CI:-}" ]; then c=(-ci); cmd="CI=1 bench/run.sh faults"; fi
   "$tmp/coupond-bench" faults "${common[@]}" "${c[@]}" -command "$cmd" \
-    -doc docs/RELIABILITY.md -json "bench/results/$date-faults.json"
+    -doc "$docs/RELIABILITY.md" -json "$results/$date-faults.json"
 }
 case "$what" in
   perf) run_perf ;;

@@ -44,6 +44,9 @@ step "benchmark harness builds and vets (its own module)"
 step "go test -race (SQLite and PostgreSQL)"
 go test -race -count=1 -timeout 10m ./...
 
+step "fault suite, short subset (SIGKILL, terminated backends, a failing order system)"
+BENCH_OUT="$(mktemp -d)" CI=1 bench/run.sh faults
+
 if [ -x web/scripts/ci.sh ]; then
   step "web console"
   web/scripts/ci.sh
