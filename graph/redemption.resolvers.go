@@ -11,6 +11,7 @@ import (
 	"coupond/graph/model"
 	"coupond/models"
 	"coupond/services"
+	"time"
 )
 
 // RedeemCoupon is the resolver for the redeemCoupon field.
@@ -37,6 +38,19 @@ func (r *mutationResolver) CancelRedemption(ctx context.Context, input model.Can
 func (r *mutationResolver) RefundRedemption(ctx context.Context, input model.RefundRedemptionInput) (*models.RefundFlow, error) {
 	return r.Svc.Redemptions.Refund(ctx, services.ActorFrom(ctx), services.RefundInput{RedeemNo: input.RedeemNo,
 		RequestID: input.RequestID, Reason: deref(input.Reason), Reissue: deref(input.Reissue)})
+}
+
+// RedemptionsByHour is the resolver for the redemptionsByHour field.
+func (r *queryResolver) RedemptionsByHour(ctx context.Context, from time.Time, to time.Time, storeID *int64) ([]*services.HourCount, error) {
+	hours, err := r.Svc.Coupons.RedemptionsByHour(ctx, services.ActorFrom(ctx), from, to, deref(storeID))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*services.HourCount, len(hours))
+	for i := range hours {
+		out[i] = &hours[i]
+	}
+	return out, nil
 }
 
 // RedemptionQuote is the resolver for the redemptionQuote field.

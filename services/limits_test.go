@@ -112,3 +112,31 @@ func TestHoldStats(t *testing.T) {
 		}
 	})
 }
+
+func TestRedemptionsByHour(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		w := newWorld(t, db)
+		ctx := context.Background()
+		codes := w.issue(w.campaign, 3)
+		start := w.clock.Now().Truncate(time.Hour)
+		at := []time.Duration{10 * time.Minute, 70 * time.Minute, 190 * time.Minute} // hours 0, 1 and 3
+		for i, code := range codes {
+			w.clock.Advance(start.Add(at[i]).Sub(w.clock.Now()))
+			_, err := w.redeem(code, fmt.Sprintf("h-%d", i), 5000)
+			must(t, err)
+		}
+		hours, err := w.svc.Coupons.RedemptionsByHour(ctx, w.finance, start, start.Add(24*time.Hour), 0)
+		must(t, err)
+		want := map[time.Time]int64{start: 1, start.Add(time.Hour): 1, start.Add(3 * time.Hour): 1}
+		if len(hours) != 3 {
+			t.Fatalf("hours %+v", hours)
+		}
+		for _, h := range hours {
+			if want[h.Hour] != h.Redeemed || h.DiscountAmount != 1000*h.Redeemed {
+				t.Fatalf("hour %v: %+v, want %d", h.Hour, h, want[h.Hour])
+			}
+		}
+		_, err = w.svc.Coupons.RedemptionsByHour(ctx, w.finance, start, start.Add(40*24*time.Hour), 0)
+		wantCode(t, err, "BAD_USER_INPUT")
+	})
+}

@@ -135,6 +135,12 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	HourCount struct {
+		DiscountAmount func(childComplexity int) int
+		Hour           func(childComplexity int) int
+		Redeemed       func(childComplexity int) int
+	}
+
 	IssueCouponsPayload struct {
 		Campaign func(childComplexity int) int
 		Codes    func(childComplexity int) int
@@ -194,19 +200,20 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Campaign        func(childComplexity int, id int64) int
-		Campaigns       func(childComplexity int, activeAt *time.Time, first *int64, after *string) int
-		Coupon          func(childComplexity int, code string) int
-		Coupons         func(childComplexity int, filter *model.CouponFilter, first *int64, after *string) int
-		Findings        func(childComplexity int, filter *model.FindingFilter, first *int64, after *string) int
-		JobRuns         func(childComplexity int, filter *model.JobRunFilter, first *int64, after *string) int
-		Jobs            func(childComplexity int) int
-		Redemption      func(childComplexity int, redeemNo string) int
-		RedemptionQuote func(childComplexity int, code string, storeID int64, orderAmount int64) int
-		Redemptions     func(childComplexity int, filter *model.RedemptionFilter, first *int64, after *string) int
-		Statements      func(childComplexity int, from string, to string, storeID *int64) int
-		Stores          func(childComplexity int, first *int64, after *string) int
-		Viewer          func(childComplexity int) int
+		Campaign          func(childComplexity int, id int64) int
+		Campaigns         func(childComplexity int, activeAt *time.Time, first *int64, after *string) int
+		Coupon            func(childComplexity int, code string) int
+		Coupons           func(childComplexity int, filter *model.CouponFilter, first *int64, after *string) int
+		Findings          func(childComplexity int, filter *model.FindingFilter, first *int64, after *string) int
+		JobRuns           func(childComplexity int, filter *model.JobRunFilter, first *int64, after *string) int
+		Jobs              func(childComplexity int) int
+		Redemption        func(childComplexity int, redeemNo string) int
+		RedemptionQuote   func(childComplexity int, code string, storeID int64, orderAmount int64) int
+		Redemptions       func(childComplexity int, filter *model.RedemptionFilter, first *int64, after *string) int
+		RedemptionsByHour func(childComplexity int, from time.Time, to time.Time, storeID *int64) int
+		Statements        func(childComplexity int, from string, to string, storeID *int64) int
+		Stores            func(childComplexity int, first *int64, after *string) int
+		Viewer            func(childComplexity int) int
 	}
 
 	Redemption struct {
@@ -347,6 +354,7 @@ type QueryResolver interface {
 	Jobs(ctx context.Context) ([]string, error)
 	Findings(ctx context.Context, filter *model.FindingFilter, first *int64, after *string) (*model.FindingConnection, error)
 	Statements(ctx context.Context, from string, to string, storeID *int64) (*services.Statement, error)
+	RedemptionsByHour(ctx context.Context, from time.Time, to time.Time, storeID *int64) ([]*services.HourCount, error)
 	RedemptionQuote(ctx context.Context, code string, storeID int64, orderAmount int64) (*services.Quote, error)
 	Redemption(ctx context.Context, redeemNo string) (*models.RedemptionFlow, error)
 	Redemptions(ctx context.Context, filter *model.RedemptionFilter, first *int64, after *string) (*model.RedemptionConnection, error)
@@ -743,6 +751,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.FindingEdge.Node(childComplexity), true
 
+	case "HourCount.discountAmount":
+		if e.ComplexityRoot.HourCount.DiscountAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HourCount.DiscountAmount(childComplexity), true
+	case "HourCount.hour":
+		if e.ComplexityRoot.HourCount.Hour == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HourCount.Hour(childComplexity), true
+	case "HourCount.redeemed":
+		if e.ComplexityRoot.HourCount.Redeemed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HourCount.Redeemed(childComplexity), true
+
 	case "IssueCouponsPayload.campaign":
 		if e.ComplexityRoot.IssueCouponsPayload.Campaign == nil {
 			break
@@ -1111,6 +1138,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Redemptions(childComplexity, args["filter"].(*model.RedemptionFilter), args["first"].(*int64), args["after"].(*string)), true
+	case "Query.redemptionsByHour":
+		if e.ComplexityRoot.Query.RedemptionsByHour == nil {
+			break
+		}
+
+		args, err := ec.field_Query_redemptionsByHour_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.RedemptionsByHour(childComplexity, args["from"].(time.Time), args["to"].(time.Time), args["storeId"].(*int64)), true
 	case "Query.statements":
 		if e.ComplexityRoot.Query.Statements == nil {
 			break
@@ -2206,7 +2244,19 @@ type RedemptionQuote {
   payAmount: Int!
 }
 
+"The succeeded redemptions of one hour (UTC), by when they succeeded."
+type HourCount {
+  "Start of the hour."
+  hour: Time!
+  "Redemptions that succeeded in it."
+  redeemed: Int!
+  "Their discount amount in fen."
+  discountAmount: Int!
+}
+
 extend type Query {
+  "Succeeded redemptions per hour in [from, to), at most 31 days, optionally one store; hours without any are left out. Computed in the database, however many there are."
+  redemptionsByHour(from: Time!, to: Time!, storeId: ID): [HourCount!]!
   "Previews a redemption for the redeem screen: eligibility and discount, without taking the coupon."
   redemptionQuote(code: String!, storeId: ID!, orderAmount: Int!): RedemptionQuote!
   "One redemption by number."
@@ -2514,6 +2564,18 @@ func (ec *executionContext) childFields_FindingEdge(ctx context.Context, field g
 		return ec.fieldContext_FindingEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type FindingEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_HourCount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "hour":
+		return ec.fieldContext_HourCount_hour(ctx, field)
+	case "redeemed":
+		return ec.fieldContext_HourCount_redeemed(ctx, field)
+	case "discountAmount":
+		return ec.fieldContext_HourCount_discountAmount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type HourCount", field.Name)
 }
 
 func (ec *executionContext) childFields_IssueCouponsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3245,6 +3307,36 @@ func (ec *executionContext) field_Query_redemption_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["redeemNo"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_redemptionsByHour_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (time.Time, error) {
+			return ec.unmarshalNTime2timeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (time.Time, error) {
+			return ec.unmarshalNTime2timeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "storeId",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOID2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["storeId"] = arg2
 	return args, nil
 }
 
@@ -4868,6 +4960,75 @@ func (ec *executionContext) fieldContext_FindingEdge_node(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _HourCount_hour(ctx context.Context, field graphql.CollectedField, obj *services.HourCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HourCount_hour(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Hour, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HourCount_hour(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HourCount", field, false, false, "Time")
+}
+
+func (ec *executionContext) _HourCount_redeemed(ctx context.Context, field graphql.CollectedField, obj *services.HourCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HourCount_redeemed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Redeemed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HourCount_redeemed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HourCount", field, false, false, "Int")
+}
+
+func (ec *executionContext) _HourCount_discountAmount(ctx context.Context, field graphql.CollectedField, obj *services.HourCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HourCount_discountAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DiscountAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HourCount_discountAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HourCount", field, false, false, "Int")
+}
+
 func (ec *executionContext) _IssueCouponsPayload_campaign(ctx context.Context, field graphql.CollectedField, obj *model.IssueCouponsPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6262,6 +6423,50 @@ func (ec *executionContext) fieldContext_Query_statements(ctx context.Context, f
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_statements_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_redemptionsByHour(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_redemptionsByHour(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().RedemptionsByHour(ctx, fc.Args["from"].(time.Time), fc.Args["to"].(time.Time), fc.Args["storeId"].(*int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*services.HourCount) graphql.Marshaler {
+			return ec.marshalNHourCount2ᚕᚖcoupondᚋservicesᚐHourCountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_redemptionsByHour(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HourCount(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_redemptionsByHour_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -10408,6 +10613,49 @@ func (ec *executionContext) _FindingEdge(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var hourCountImplementors = []string{"HourCount"}
+
+func (ec *executionContext) _HourCount(ctx context.Context, sel ast.SelectionSet, obj *services.HourCount) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, hourCountImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("HourCount")
+		case "hour":
+			out.Values[i] = ec._HourCount_hour(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "redeemed":
+			out.Values[i] = ec._HourCount_redeemed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "discountAmount":
+			out.Values[i] = ec._HourCount_discountAmount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var issueCouponsPayloadImplementors = []string{"IssueCouponsPayload"}
 
 func (ec *executionContext) _IssueCouponsPayload(ctx context.Context, sel ast.SelectionSet, obj *model.IssueCouponsPayload) graphql.Marshaler {
@@ -10903,6 +11151,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_statements(ctx, field)
+				})
+		case "redemptionsByHour":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_redemptionsByHour(ctx, field)
 				})
 		case "redemptionQuote":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
@@ -12159,6 +12413,30 @@ func (ec *executionContext) marshalNFindingStatus2coupondᚋmodelsᚐFindingStat
 		graphql.AddInvalidNullFromMarshaler(ctx, "FindingStatus!")
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNHourCount2ᚕᚖcoupondᚋservicesᚐHourCountᚄ(ctx context.Context, sel ast.SelectionSet, v []*services.HourCount) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNHourCount2ᚖcoupondᚋservicesᚐHourCount(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNHourCount2ᚖcoupondᚋservicesᚐHourCount(ctx context.Context, sel ast.SelectionSet, v *services.HourCount) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "HourCount!")
+		return graphql.Null
+	}
+	return ec._HourCount(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNID2int64(ctx context.Context, v any) (int64, error) {

@@ -131,7 +131,6 @@ export const en = {
   'overview.net': 'Net discount',
   'overview.total': 'Total',
   'overview.chart': 'Redemptions per hour, last 7 days',
-  'overview.chartCapped': 'Based on the latest {n} redemptions.',
   'overview.lastJobs': 'Last job runs',
   'overview.redemptions': 'redemptions',
 

@@ -132,7 +132,6 @@ export const zh: Messages = {
   'overview.net': '净优惠',
   'overview.total': '合计',
   'overview.chart': '近 7 天每小时核销量',
-  'overview.chartCapped': '基于最近 {n} 笔核销。',
   'overview.lastJobs': '最近任务',
   'overview.redemptions': '笔核销',
 

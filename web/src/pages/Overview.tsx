@@ -1,35 +1,21 @@
-import { useEffect, useMemo, useState } from 'react';
+import { useMemo } from 'react';
 import { Bar, BarChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
-import { useClient, useQuery, type CombinedError } from 'urql';
+import { useQuery } from 'urql';
 import { useI18n } from '../app/i18n';
 import { useFormat, useViewer } from '../app/viewer';
 import { Card, PageHeader } from '../components/Page';
 import { Empty, ErrorState, Loading } from '../components/States';
 import { graphql } from '../gql';
-import type { OverviewRedemptionsQuery } from '../gql/graphql';
 import { dayKey, formatAge, formatDuration, startOfDay, wallTime } from '../lib/dates';
 import { Counts } from './Jobs';
 import { StatusBadge } from '../components/Badge';
 import { Link } from 'react-router';
 
-const OverviewRedemptionsDocument = graphql(`
-  query OverviewRedemptions($filter: RedemptionFilter, $after: String) {
-    redemptions(filter: $filter, first: 100, after: $after) {
-      edges {
-        node {
-          redeemNo
-          status
-          discountAmount
-          createdAt
-          store {
-            id
-          }
-        }
-      }
-      pageInfo {
-        hasNextPage
-        endCursor
-      }
+const WeekByHourDocument = graphql(`
+  query WeekByHour($from: Time!, $to: Time!) {
+    redemptionsByHour(from: $from, to: $to) {
+      hour
+      redeemed
     }
   }
 `);
@@ -102,57 +88,22 @@ const LastRunsDocument = graphql(`
   }
 `);
 
-type Row = OverviewRedemptionsQuery['redemptions']['edges'][number]['node'];
-/** At most this many pages of 100 feed the week's chart, so the page never waits on a whole table. */
-const MAX_PAGES = 10;
-
-/** useWeek loads the last 7 days of succeeded redemptions, newest first, a bounded number of pages. */
-function useWeek(tz: string) {
-  const client = useClient();
-  const [state, setState] = useState<{ rows?: Row[]; capped: boolean; error?: CombinedError }>({ capped: false });
-  const [attempt, setAttempt] = useState(0);
-  useEffect(() => {
-    let cancelled = false;
-    (async () => {
-      const from = startOfDay(new Date(), tz, -6).toISOString();
-      const rows: Row[] = [];
-      let after: string | undefined;
-      for (let i = 0; i < MAX_PAGES; i++) {
-        const res = await client.query(OverviewRedemptionsDocument, { filter: { status: 'SUCCEEDED', from }, after }, { requestPolicy: 'network-only' }).toPromise();
-        if (cancelled) return;
-        if (!res.data) {
-          setState({ capped: false, error: res.error });
-          return;
-        }
-        rows.push(...res.data.redemptions.edges.map((e) => e.node));
-        const pi = res.data.redemptions.pageInfo;
-        if (!pi.hasNextPage || !pi.endCursor) {
-          setState({ rows, capped: false });
-          return;
-        }
-        after = pi.endCursor;
-      }
-      setState({ rows, capped: true });
-    })();
-    return () => {
-      cancelled = true;
-    };
-  }, [client, tz, attempt]);
-  return { ...state, retry: () => setAttempt((a) => a + 1) };
-}
-
 export function OverviewPage() {
   const { t, tk, locale } = useI18n();
   const { merchantName, stores } = useViewer();
   const fmt = useFormat();
-  const week = useWeek(fmt.timezone);
+  // The week's chart is counted per hour by the database, however busy the week.
+  const [weekStart, weekEnd] = useMemo(() => {
+    const start = startOfDay(new Date(), fmt.timezone, -6);
+    return [start.toISOString(), new Date(start.getTime() + 7 * 24 * 3600_000).toISOString()];
+  }, [fmt.timezone]);
+  const [week, rerunWeek] = useQuery({ query: WeekByHourDocument, variables: { from: weekStart, to: weekEnd }, requestPolicy: 'network-only' });
   const [inFlight] = useQuery({ query: InFlightDocument, requestPolicy: 'network-only' });
   const [findings] = useQuery({ query: OpenFindingsDocument, requestPolicy: 'network-only' });
   const [runs, rerunRuns] = useQuery({ query: LastRunsDocument, requestPolicy: 'network-only' });
 
   // Today's numbers come from the server's statement of the merchant's day, so
-  // they are exact however busy the day; the week's chart is drawn from the
-  // latest redemptions.
+  // they are exact however busy the day.
   const todayKey = dayKey(new Date(), fmt.timezone);
   const [todayRes, rerunToday] = useQuery({ query: TodayDocument, variables: { day: todayKey }, requestPolicy: 'network-only' });
   const today = useMemo(() => {
@@ -177,18 +128,19 @@ export function OverviewPage() {
   }, [todayRes.data, stores]);
 
   const chart = useMemo(() => {
-    if (!week.rows) return null;
-    const start = startOfDay(new Date(), fmt.timezone, -6).getTime();
+    const hours = week.data?.redemptionsByHour;
+    if (!hours) return null;
+    const start = new Date(weekStart).getTime();
     const counts = new Array<number>(7 * 24).fill(0);
-    for (const r of week.rows) {
-      const bucket = Math.floor((new Date(r.createdAt).getTime() - start) / 3600_000);
-      if (bucket >= 0 && bucket < counts.length) counts[bucket] += 1;
+    for (const r of hours) {
+      const bucket = Math.floor((new Date(r.hour).getTime() - start) / 3600_000);
+      if (bucket >= 0 && bucket < counts.length) counts[bucket] += r.redeemed;
     }
     return counts.map((count, h) => {
       const w = wallTime(new Date(start + h * 3600_000), fmt.timezone);
       return { h, label: `${w.month}/${w.day} ${String(w.hour).padStart(2, '0')}:00`, day: `${w.month}/${w.day}`, count };
     });
-  }, [week.rows, fmt.timezone]);
+  }, [week.data, weekStart, fmt.timezone]);
 
   const openCount = findings.data?.findings.edges.length ?? 0;
   const flights = inFlight.data?.redemptions.edges ?? [];
@@ -228,12 +180,12 @@ export function OverviewPage() {
           <div className="kpi-sub">{t('recon.review')} →</div>
         </Link>
       </div>
-      <Card title={t('overview.chart')} actions={week.capped && <span className="muted small">{t('overview.chartCapped', { n: week.rows?.length ?? 0 })}</span>}>
+      <Card title={t('overview.chart')}>
         {week.error ? (
-          <ErrorState error={week.error} onRetry={week.retry} />
+          <ErrorState error={week.error} onRetry={() => rerunWeek({ requestPolicy: 'network-only' })} />
         ) : !chart ? (
           <Loading />
-        ) : week.rows!.length === 0 ? (
+        ) : week.data!.redemptionsByHour.length === 0 ? (
           <Empty />
         ) : (
           <div className="chart" data-testid="hourly-chart">
