@@ -9,6 +9,7 @@ import { StatusBadge } from '../components/Badge';
 import { DataTable } from '../components/DataTable';
 import { Card, PageHeader } from '../components/Page';
 import { Alert } from '../components/States';
+import { SelectFilter } from '../components/Filters';
 import { graphql } from '../gql';
 import type { CouponsQuery, CouponStatus } from '../gql/graphql';
 import { formatCouponCode, normalizeCouponCode, searchKey } from '../lib/code';
@@ -181,17 +182,8 @@ export function CouponsPage() {
               ))}
             </select>
           </label>
-          <label className="filter">
-            <span>{t('coupons.redeemedAt')}</span>
-            <select value={storeId} onChange={(e) => setFilter('store', e.target.value)} name="store">
-              <option value="">{t('common.allStores')}</option>
-              {stores.map((s) => (
-                <option key={s.id} value={s.id}>
-                  {s.name}
-                </option>
-              ))}
-            </select>
-          </label>
+          <SelectFilter label={t('coupons.redeemedAt')} name="store" value={storeId} onChange={(v) => setFilter('store', v)} all={t('common.allStores')}
+            options={stores.map((s) => ({ value: s.id, label: s.name }))} />
         </div>
         <DataTable
           testId="coupons-table"

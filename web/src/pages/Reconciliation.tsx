@@ -12,6 +12,7 @@ import { StatusBadge } from '../components/Badge';
 import { DataTable } from '../components/DataTable';
 import { Card, Field, PageHeader } from '../components/Page';
 import { Alert, Empty, ErrorState, Loading, useErrorText } from '../components/States';
+import { InputFilter, SelectFilter } from '../components/Filters';
 import { graphql } from '../gql';
 import type { FindingKind, FindingsQuery, FindingStatus, StatementQuery } from '../gql/graphql';
 import { formatCouponCode } from '../lib/code';
@@ -367,14 +368,8 @@ function Findings() {
               ))}
             </select>
           </label>
-          <label className="filter">
-            <span>{t('common.from')}</span>
-            <input type="datetime-local" name="from" value={fromInput} onChange={(e) => set('from', e.target.value)} />
-          </label>
-          <label className="filter">
-            <span>{t('common.to')}</span>
-            <input type="datetime-local" name="to" value={toInput} onChange={(e) => set('to', e.target.value)} />
-          </label>
+          <InputFilter label={t('common.from')} type="datetime-local" name="from" value={fromInput} onChange={(v) => set('from', v)} />
+          <InputFilter label={t('common.to')} type="datetime-local" name="to" value={toInput} onChange={(v) => set('to', v)} />
         </div>
         <DataTable
           testId="findings-table"
@@ -450,25 +445,10 @@ function Statements() {
       </div>
       <Card>
         <div className="filters">
-          <label className="filter">
-            <span>{t('recon.fromDay')}</span>
-            <input type="date" name="from" value={from} onChange={(e) => set('from', e.target.value)} />
-          </label>
-          <label className="filter">
-            <span>{t('recon.toDay')}</span>
-            <input type="date" name="to" value={to} onChange={(e) => set('to', e.target.value)} />
-          </label>
-          <label className="filter">
-            <span>{t('common.store')}</span>
-            <select name="store" value={storeId} onChange={(e) => set('store', e.target.value)}>
-              <option value="">{t('common.allStores')}</option>
-              {stores.map((s) => (
-                <option key={s.id} value={s.id}>
-                  {s.name}
-                </option>
-              ))}
-            </select>
-          </label>
+          <InputFilter label={t('recon.fromDay')} type="date" name="from" value={from} onChange={(v) => set('from', v)} />
+          <InputFilter label={t('recon.toDay')} type="date" name="to" value={to} onChange={(v) => set('to', v)} />
+          <SelectFilter label={t('common.store')} name="store" value={storeId} onChange={(v) => set('store', v)} all={t('common.allStores')}
+            options={stores.map((s) => ({ value: s.id, label: s.name }))} />
         </div>
         {!validRange && <Alert kind="warning">{t('recon.badRange')}</Alert>}
         {validRange && res.error && !st && <ErrorState error={res.error} onRetry={() => reexecute({ requestPolicy: 'network-only' })} />}

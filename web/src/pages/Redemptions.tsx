@@ -10,6 +10,7 @@ import { useFormat, useViewer } from '../app/viewer';
 import { StatusBadge } from '../components/Badge';
 import { DataTable } from '../components/DataTable';
 import { Card, PageHeader } from '../components/Page';
+import { InputFilter, SelectFilter } from '../components/Filters';
 import { Alert } from '../components/States';
 import { graphql } from '../gql';
 import type { RedemptionsQuery, RedemptionStatus } from '../gql/graphql';
@@ -172,17 +173,8 @@ export function RedemptionsPage() {
       {exportNote && <Alert kind={exportNote.kind}>{exportNote.text}</Alert>}
       <Card>
         <div className="filters">
-          <label className="filter">
-            <span>{t('common.store')}</span>
-            <select name="store" value={storeId} onChange={(e) => setFilter('store', e.target.value)}>
-              <option value="">{t('common.allStores')}</option>
-              {stores.map((s) => (
-                <option key={s.id} value={s.id}>
-                  {s.name}
-                </option>
-              ))}
-            </select>
-          </label>
+          <SelectFilter label={t('common.store')} name="store" value={storeId} onChange={(v) => setFilter('store', v)} all={t('common.allStores')}
+            options={stores.map((s) => ({ value: s.id, label: s.name }))} />
           <label className="filter">
             <span>{t('common.status')}</span>
             <select name="status" value={status} onChange={(e) => setFilter('status', e.target.value)}>
@@ -194,14 +186,8 @@ export function RedemptionsPage() {
               ))}
             </select>
           </label>
-          <label className="filter">
-            <span>{t('common.from')}</span>
-            <input type="datetime-local" name="from" value={fromInput} onChange={(e) => setFilter('from', e.target.value)} />
-          </label>
-          <label className="filter">
-            <span>{t('common.to')}</span>
-            <input type="datetime-local" name="to" value={toInput} onChange={(e) => setFilter('to', e.target.value)} />
-          </label>
+          <InputFilter label={t('common.from')} type="datetime-local" name="from" value={fromInput} onChange={(v) => setFilter('from', v)} />
+          <InputFilter label={t('common.to')} type="datetime-local" name="to" value={toInput} onChange={(v) => setFilter('to', v)} />
           {(storeId || status || fromInput || toInput) && (
             <button type="button" className="btn btn-ghost" onClick={() => setParams(new URLSearchParams(), { replace: true })}>
               {t('common.reset')}

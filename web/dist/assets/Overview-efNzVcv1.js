@@ -1,4 +1,4 @@
-import{r as e}from"./rolldown-runtime-XKyaHtl9.js";import{A as t,C as n,E as r,I as i,O as a,St as o,T as s,b as c,d as l,dt as u,h as d,i as f,l as p,m,n as h,t as g,u as _,v,y}from"./Badge-CeGq_lOR.js";import{a as b,i as x,n as S,o as C,p as w,r as T,t as E}from"./BarChart-CgX4ZAmC.js";import{t as D}from"./index-4Bfnm9nl.js";var O=e(o(),1),k=t(),A=r(`
+import{r as e}from"./rolldown-runtime-XKyaHtl9.js";import{A as t,C as n,E as r,I as i,O as a,St as o,T as s,b as c,d as l,dt as u,h as d,i as f,l as p,m,n as h,t as g,u as _,v,y}from"./Badge-CeGq_lOR.js";import{a as b,i as x,n as S,o as C,p as w,r as T,t as E}from"./BarChart-CgX4ZAmC.js";import{t as D}from"./index-DcfDreHO.js";var O=e(o(),1),k=t(),A=r(`
   query WeekByHour($from: Time!, $to: Time!) {
     redemptionsByHour(from: $from, to: $to) {
       hour
