@@ -51,6 +51,8 @@ type Redemptions struct {
 	// requests wait far longer than others; with it the queue is fair and
 	// forms in front of the database rather than inside it.
 	gate chan struct{}
+	// crash is Options.CrashPoint.
+	crash func(point CrashPoint, redeemNo string)
 }
 
 // inGate runs fn once the gate admits it, or fails when ctx ends first.
@@ -101,9 +103,13 @@ func (s *Redemptions) Redeem(ctx context.Context, actor Actor, in RedeemInput) (
 	defer func(start time.Time) { s.observed(models.OpRedeem, start, flow, err) }(time.Now())
 	settle, _ := s.fulfiller.(TxFulfiller)
 	flow, fresh, err := s.open(ctx, actor, models.OpRedeem, in, settle)
+	if err == nil && fresh && flow.Status == models.FlowSucceeded {
+		s.crashAt(CrashAfterConfirmCommit, flow.RedeemNo) // reserve, order and confirm in one commit
+	}
 	if err != nil || !fresh || flow.Status != models.FlowProcessing {
 		return flow, err
 	}
+	s.crashAt(CrashAfterReserveCommit, flow.RedeemNo)
 	// The business step and what follows must not depend on the client staying
 	// connected: a cancelled request would turn a clean outcome into an unknown one.
 	dctx := context.WithoutCancel(ctx)
@@ -113,7 +119,11 @@ func (s *Redemptions) Redeem(ctx context.Context, actor Actor, in RedeemInput) (
 	cancel()
 	switch {
 	case ferr == nil:
+		s.crashAt(CrashAfterOrderCreated, flow.RedeemNo)
 		final, won, err := s.settle(dctx, actor, flow, ref)
+		if err == nil && won {
+			s.crashAt(CrashAfterConfirmCommit, flow.RedeemNo)
+		}
 		if err == nil && !won && final.Status != models.FlowSucceeded {
 			// Compensation released the coupon while the order was being made:
 			// the order must not stand without its redemption.
@@ -163,9 +173,13 @@ func (s *Redemptions) Confirm(ctx context.Context, actor Actor, in ConfirmInput)
 		return nil, err
 	}
 	if flow.Status == models.FlowProcessing {
-		flow, _, err = s.settle(ctx, actor, flow, in.OrderRef)
+		var won bool
+		flow, won, err = s.settle(ctx, actor, flow, in.OrderRef)
 		if err != nil {
 			return nil, err
+		}
+		if won {
+			s.crashAt(CrashAfterConfirmCommit, flow.RedeemNo)
 		}
 	}
 	if flow.Status == models.FlowSucceeded && flow.OrderRef != nil && *flow.OrderRef == in.OrderRef {

@@ -42,6 +42,41 @@ type Options struct {
 	// request (the flow status, or the error code) and how long it took, for
 	// metrics.
 	OnRedemption func(op models.Operation, outcome string, took time.Duration)
+	// CrashPoint, if set, is called at each CrashPoint a one-shot redemption or
+	// a confirm passes, with its redemption number, so fault tests can stop
+	// the process at exactly that moment. Production leaves it nil.
+	CrashPoint func(point CrashPoint, redeemNo string)
+}
+
+// CrashPoint names a moment of the redemption protocol after which a crash
+// leaves a distinct state behind for compensation and same-id retries to
+// resolve.
+type CrashPoint string
+
+// The crash points. On the builtin adapter a one-shot redemption commits its
+// reserve, order and confirmation in one transaction, so only
+// CrashAfterConfirmCommit is reached there; the other two exist on the
+// two-transaction path of an adapter outside the database (webhook).
+const (
+	// CrashAfterReserveCommit: the reserve transaction committed (flow
+	// PROCESSING, coupon REDEEMING) and the adapter has not been called.
+	CrashAfterReserveCommit CrashPoint = "after-reserve-commit"
+	// CrashAfterOrderCreated: the adapter answered with an order; the flow is
+	// still PROCESSING and the coupon REDEEMING.
+	CrashAfterOrderCreated CrashPoint = "after-order-created"
+	// CrashAfterConfirmCommit: the confirmation committed (flow SUCCEEDED,
+	// coupon REDEEMED) and the answer has not been returned to the caller.
+	CrashAfterConfirmCommit CrashPoint = "after-confirm-commit"
+)
+
+// CrashPoints lists every crash point in protocol order.
+var CrashPoints = []CrashPoint{CrashAfterReserveCommit, CrashAfterOrderCreated, CrashAfterConfirmCommit}
+
+// crashAt calls the CrashPoint hook, if any.
+func (s *Redemptions) crashAt(point CrashPoint, redeemNo string) {
+	if s.crash != nil {
+		s.crash(point, redeemNo)
+	}
 }
 
 // Services bundles coupond's services over one database.
@@ -101,7 +136,7 @@ func New(db *gorm.DB, o Options) *Services {
 		Fulfiller: o.Fulfiller,
 		Redemptions: &Redemptions{db: db, now: o.Now, holdTimeout: o.HoldTimeout, fulfilTimeout: o.FulfilTimeout,
 			fulfiller: o.Fulfiller, campaigns: campaigns, log: o.Logger, limits: newRateLimits(o.Limits, o.Now),
-			observe: o.OnRedemption, gate: newGate(db)},
+			observe: o.OnRedemption, gate: newGate(db), crash: o.CrashPoint},
 	}
 	_, webhook := o.Fulfiller.(*WebhookFulfiller)
 	svc.Compensation = &Compensator{db: db, now: o.Now, red: svc.Redemptions, fulfiller: o.Fulfiller, log: o.Logger,
