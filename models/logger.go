@@ -41,7 +41,11 @@ func (g gormLogger) Error(ctx context.Context, msg string, args ...any) {
 
 func (g gormLogger) Trace(ctx context.Context, begin time.Time, fc func() (string, int64), err error) {
 	elapsed := time.Since(begin)
+	// fc renders the statement with its arguments, which costs more than the
+	// statement's own round trip: only render what will be written.
 	switch {
+	case err != nil && !g.l.Enabled(ctx, slog.LevelError):
+	case err == nil && !g.l.Enabled(ctx, slog.LevelWarn):
 	case err != nil && !errors.Is(err, gorm.ErrRecordNotFound) && !errors.Is(err, gorm.ErrDuplicatedKey) &&
 		!errors.Is(err, context.Canceled):
 		sql, rows := fc()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"gorm.io/gorm"
@@ -76,7 +75,7 @@ func NewBuiltinFulfiller(db *gorm.DB, now func() time.Time) *BuiltinFulfiller {
 	return &BuiltinFulfiller{db: db, now: now}
 }
 
-func orderRef(o models.Order) string { return "ORD" + strconv.FormatInt(o.ID, 10) }
+func orderRef(o models.Order) string { return models.OrderRef(o.ID) }
 
 // Fulfil inserts the order unless one exists for the redemption number; a
 // fenced (cancelled) number is refused with ErrFenced.

@@ -53,6 +53,9 @@ type Redemptions struct {
 	gate chan struct{}
 	// crash is Options.CrashPoint.
 	crash func(point CrashPoint, redeemNo string)
+	// redeemOnce selects models.RedeemOnce for one-shot redemptions: the
+	// builtin adapter on PostgreSQL.
+	redeemOnce bool
 }
 
 // inGate runs fn once the gate admits it, or fails when ctx ends first.
@@ -281,61 +284,85 @@ func (s *Redemptions) open(ctx context.Context, actor Actor, op models.Operation
 	// Everything runs on one connection, taken once: under load a request that
 	// went back to the pool between its steps would queue again behind
 	// newcomers, and the tail would grow with the queue.
-	var prior *models.RedemptionFlow
-	err = s.inGate(ctx, func() error {
-		return db.Transaction(func(tx *gorm.DB) error {
-			// A known request id is answered from the ledger; the unique index
-			// still decides when two copies of a new one race past this read.
-			var err error
-			if prior, err = s.byRequest(tx, actor.MerchantID, op, in.RequestID); err != nil || prior != nil {
-				return err
-			}
-			if actor.Role != models.RoleClerk { // a clerk's stores were checked when its token was made
-				if err := (&Stores{db: s.db}).mustExist(tx, actor.MerchantID, in.StoreID); err != nil {
+	//
+	// A repeated request id is not looked up first: the flow's unique index
+	// refuses the repeat's insert, its transaction rolls back with whatever it
+	// touched, and the first request's flow is the answer. A fresh request,
+	// the common case, saves a round trip inside its transaction.
+	if settle != nil && s.redeemOnce {
+		err = s.inGate(ctx, func() error { return s.redeemOnceOrReject(db, actor, flow, code, in, now) })
+	} else {
+		err = s.inGate(ctx, func() error {
+			return db.Transaction(func(tx *gorm.DB) error {
+				if actor.Role != models.RoleClerk { // a clerk's stores were checked when its token was made
+					if err := (&Stores{db: s.db}).mustExist(tx, actor.MerchantID, in.StoreID); err != nil {
+						return err
+					}
+				}
+				got, ok, err := models.ReserveCoupon(tx, models.ReserveArgs{MerchantID: actor.MerchantID, Code: code,
+					RedeemNo: flow.RedeemNo, StoreID: in.StoreID, OrderAmount: in.OrderAmount, Now: now})
+				if err != nil {
 					return err
 				}
-			}
-			got, ok, err := models.ReserveCoupon(tx, models.ReserveArgs{MerchantID: actor.MerchantID, Code: code,
-				RedeemNo: flow.RedeemNo, StoreID: in.StoreID, OrderAmount: in.OrderAmount, Now: now})
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return s.reject(tx, flow, code, now)
-			}
-			campaign, err := s.campaigns.cached(tx, got.CampaignID)
-			if err != nil {
-				return err
-			}
-			hold := now.Add(s.holdTimeout)
-			flow.CouponID, flow.Status, flow.HoldUntil = got.ID, models.FlowProcessing, &hold
-			flow.DiscountAmount = discountFor(campaign, in.OrderAmount)
-			if settle != nil {
-				return s.settleInTx(tx, settle, flow, got.Version, actor, now)
-			}
-			if err := tx.Create(flow).Error; err != nil {
-				return err
-			}
-			return recordTransition(tx, flow, models.CouponUnused, models.CouponRedeeming, got.Version, actor, now)
+				if !ok {
+					return s.reject(tx, flow, code, now)
+				}
+				campaign, err := s.campaigns.cached(tx, got.CampaignID)
+				if err != nil {
+					return err
+				}
+				hold := now.Add(s.holdTimeout)
+				flow.CouponID, flow.Status, flow.HoldUntil = got.ID, models.FlowProcessing, &hold
+				flow.DiscountAmount = discountFor(campaign, in.OrderAmount)
+				if settle != nil {
+					return s.settleInTx(tx, settle, flow, got.Version, actor, now)
+				}
+				return models.InsertFlow(tx, flow, transition(flow, models.CouponUnused, models.CouponRedeeming, got.Version, actor, now))
+			})
 		})
-	})
+	}
 	switch {
-	case err == nil && prior != nil:
-		return replay(prior, fp, nil)
-	case errors.Is(err, ErrCouponNotFound):
-		s.limits.failedLookup(actor)
-		return nil, false, ErrCouponNotFound
-	case errors.Is(err, gorm.ErrDuplicatedKey):
-		// A concurrent request with the same id committed first: answer with its flow.
+	case errors.Is(err, ErrCouponNotFound), errors.Is(err, gorm.ErrDuplicatedKey):
+		// A repeat of a known request id, or a concurrent copy of a new one
+		// that committed first: answer with the first request's flow. An
+		// unknown code under a fresh request id is COUPON_NOT_FOUND.
 		prior, ferr := s.byRequest(db, actor.MerchantID, op, in.RequestID)
-		if ferr == nil && prior != nil {
+		switch {
+		case ferr != nil:
+			return nil, false, ferr
+		case prior != nil:
 			return replay(prior, fp, nil)
+		case errors.Is(err, ErrCouponNotFound):
+			s.limits.failedLookup(actor)
+			return nil, false, ErrCouponNotFound
 		}
 		return nil, false, fmt.Errorf("reserve coupon: %w", err)
 	case err != nil:
 		return nil, false, fmt.Errorf("reserve coupon: %w", err)
 	}
 	return flow, true, nil
+}
+
+// redeemOnceOrReject is the one-shot redemption with the builtin adapter on
+// PostgreSQL: one statement reserves, orders and confirms (models.RedeemOnce),
+// and when its conditional update does not take the coupon, the rejection is
+// recorded with a read and an insert. Neither needs an explicit transaction:
+// each write is one statement.
+func (s *Redemptions) redeemOnceOrReject(db *gorm.DB, actor Actor, flow *models.RedemptionFlow, code string, in RedeemInput, now time.Time) error {
+	if actor.Role != models.RoleClerk { // a clerk's stores were checked when its token was made
+		if err := (&Stores{db: s.db}).mustExist(db, actor.MerchantID, in.StoreID); err != nil {
+			return err
+		}
+	}
+	hold := now.Add(s.holdTimeout)
+	flow.HoldUntil = &hold
+	ok, err := models.RedeemOnce(db, models.ReserveArgs{MerchantID: actor.MerchantID, Code: code,
+		RedeemNo: flow.RedeemNo, StoreID: in.StoreID, OrderAmount: in.OrderAmount, Now: now}, flow, actor.Label())
+	if err != nil || ok {
+		return err
+	}
+	flow.HoldUntil = nil
+	return s.reject(db, flow, code, now)
 }
 
 // reject records, inside the reserve transaction, a REJECTED flow for a
@@ -364,7 +391,7 @@ func (s *Redemptions) reject(tx *gorm.DB, flow *models.RedemptionFlow, code stri
 		reason = RejectNotAvailable
 	}
 	flow.CouponID, flow.Status, flow.RejectReason, flow.FinishedAt = c.ID, models.FlowRejected, &reason, &now
-	return tx.Create(flow).Error
+	return models.InsertFlow(tx, flow)
 }
 
 // settleInTx completes a one-shot redemption whose business step commits in
@@ -386,16 +413,9 @@ func (s *Redemptions) settleInTx(tx *gorm.DB, settle TxFulfiller, flow *models.R
 		return fmt.Errorf("coupon %d is not held by %s inside its own transaction", flow.CouponID, flow.RedeemNo)
 	}
 	flow.Status, flow.OrderRef, flow.FinishedAt, flow.Version = models.FlowSucceeded, &ref, &now, 1
-	if err := tx.Create(flow).Error; err != nil {
-		return err
-	}
-	storeID := flow.StoreID
-	return tx.Create([]models.CouponTransition{
-		{MerchantID: flow.MerchantID, CouponID: flow.CouponID, FromStatus: models.CouponUnused, ToStatus: models.CouponRedeeming,
-			VersionAfter: reservedVersion, FlowNo: flow.RedeemNo, Actor: actor.Label(), StoreID: &storeID, CreatedAt: now},
-		{MerchantID: flow.MerchantID, CouponID: flow.CouponID, FromStatus: models.CouponRedeeming, ToStatus: models.CouponRedeemed,
-			VersionAfter: version, FlowNo: flow.RedeemNo, Actor: actor.Label(), StoreID: &storeID, CreatedAt: now},
-	}).Error
+	return models.InsertFlow(tx, flow,
+		transition(flow, models.CouponUnused, models.CouponRedeeming, reservedVersion, actor, now),
+		transition(flow, models.CouponRedeeming, models.CouponRedeemed, version, actor, now))
 }
 
 // replay answers a repeated request id with the first request's flow, or with
@@ -578,9 +598,15 @@ func (s *Redemptions) finish(ctx context.Context, actor Actor, flow *models.Rede
 }
 
 func recordTransition(tx *gorm.DB, flow *models.RedemptionFlow, from, to models.CouponStatus, version int64, actor Actor, now time.Time) error {
+	t := transition(flow, from, to, version, actor, now)
+	return tx.Create(&t).Error
+}
+
+// transition is the history row of flow's coupon taking the edge from -> to.
+func transition(flow *models.RedemptionFlow, from, to models.CouponStatus, version int64, actor Actor, now time.Time) models.CouponTransition {
 	storeID := flow.StoreID
-	return tx.Create(&models.CouponTransition{MerchantID: flow.MerchantID, CouponID: flow.CouponID, FromStatus: from,
-		ToStatus: to, VersionAfter: version, FlowNo: flow.RedeemNo, Actor: actor.Label(), StoreID: &storeID, CreatedAt: now}).Error
+	return models.CouponTransition{MerchantID: flow.MerchantID, CouponID: flow.CouponID, FromStatus: from,
+		ToStatus: to, VersionAfter: version, FlowNo: flow.RedeemNo, Actor: actor.Label(), StoreID: &storeID, CreatedAt: now}
 }
 
 func (s *Redemptions) byRequest(db *gorm.DB, merchantID int64, op models.Operation, requestID string) (*models.RedemptionFlow, error) {

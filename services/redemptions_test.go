@@ -559,8 +559,14 @@ func TestPerCustomerLimit(t *testing.T) {
 }
 
 func TestDiscountAmounts(t *testing.T) {
+	for _, oneCommit := range []bool{false, true} {
+		t.Run(fmt.Sprintf("one-commit=%t", oneCommit), func(t *testing.T) { discountAmounts(t, oneCommit) })
+	}
+}
+
+func discountAmounts(t *testing.T, oneCommit bool) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
-		w := newWorld(t, db)
+		w := newWorldWith(t, db, oneCommit)
 		tests := []struct {
 			name   string
 			in     services.CreateCampaignInput
@@ -571,6 +577,9 @@ func TestDiscountAmounts(t *testing.T) {
 			{"cash above order", services.CreateCampaignInput{Type: models.CampaignCash, Value: 1000}, 600, 600},
 			{"discount", services.CreateCampaignInput{Type: models.CampaignDiscount, Value: 20}, 5000, 1000},
 			{"discount capped", services.CreateCampaignInput{Type: models.CampaignDiscount, Value: 50, MaxDiscount: 800}, 5000, 800},
+			{"discount truncates", services.CreateCampaignInput{Type: models.CampaignDiscount, Value: 15}, 999, 149},
+			{"discount under its cap", services.CreateCampaignInput{Type: models.CampaignDiscount, Value: 10, MaxDiscount: 800}, 5000, 500},
+			{"discount of nothing", services.CreateCampaignInput{Type: models.CampaignDiscount, Value: 30}, 0, 0},
 			{"exchange", services.CreateCampaignInput{Type: models.CampaignExchange, Value: 1800}, 0, 1800},
 		}
 		for i, tt := range tests {
@@ -581,6 +590,13 @@ func TestDiscountAmounts(t *testing.T) {
 				must(t, err)
 				if f.DiscountAmount != tt.want {
 					t.Fatalf("discount %d, want %d", f.DiscountAmount, tt.want)
+				}
+				// PostgreSQL computes the discount in SQL on the one-statement
+				// path: what is stored must be what was answered.
+				var stored models.RedemptionFlow
+				must(t, db.First(&stored, f.ID).Error)
+				if stored.DiscountAmount != tt.want || stored.Status != models.FlowSucceeded || f.ID == 0 {
+					t.Fatalf("stored flow %+v, want discount %d", stored, tt.want)
 				}
 			})
 		}

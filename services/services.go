@@ -138,6 +138,8 @@ func New(db *gorm.DB, o Options) *Services {
 			fulfiller: o.Fulfiller, campaigns: campaigns, log: o.Logger, limits: newRateLimits(o.Limits, o.Now),
 			observe: o.OnRedemption, gate: newGate(db), crash: o.CrashPoint},
 	}
+	_, builtin := o.Fulfiller.(*BuiltinFulfiller)
+	svc.Redemptions.redeemOnce = builtin && models.RedeemOnceSupported(db)
 	_, webhook := o.Fulfiller.(*WebhookFulfiller)
 	svc.Compensation = &Compensator{db: db, now: o.Now, red: svc.Redemptions, fulfiller: o.Fulfiller, log: o.Logger,
 		batchSize: 100, maxBatches: 50, lease: o.HoldTimeout, lookupFailures: int64(o.LookupFailuresBeforeFinding)}
