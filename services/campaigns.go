@@ -2,6 +2,7 @@ package services
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -9,6 +10,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
 	"gorm.io/gorm"
 
 	"coupond/models"
@@ -22,6 +26,10 @@ type Campaigns struct {
 	// byID caches campaigns, which never change after creation except for
 	// their issue counters, which the cache is never read for.
 	byID sync.Map
+	// chunk and fillCodes default to issueChunk and fillCouponCodes; tests
+	// shrink chunks and force code collisions.
+	chunk     int64
+	fillCodes func([]string)
 }
 
 // CreateCampaignInput describes a new campaign. Money is in fen.
@@ -141,12 +149,20 @@ type IssueResult struct {
 // MaxCodesReturned caps the codes an issuance returns inline.
 const MaxCodesReturned = 1000
 
-const issueBatch = 1000
+// issueChunk is how many coupons one savepoint inserts: a code collision
+// redoes only its chunk, and a million coupons stay within PostgreSQL's 64
+// cached subtransactions, past which every snapshot of every other session
+// has to consult pg_subtrans until the issuance ends.
+const issueChunk = 50_000
 
 // IssueCoupons issues coupons in one transaction: the campaign's budget is taken
 // by one conditional update, so concurrent issuances can never pass the total
 // (QUOTA_EXCEEDED), and per-customer limits the same way
 // (CUSTOMER_LIMIT_EXCEEDED). Administrators only.
+//
+// On PostgreSQL the coupons are streamed with COPY on the transaction's own
+// connection, chunk by chunk, each chunk in a savepoint that is redone with
+// fresh codes if one collides with a code the merchant already has.
 func (c *Campaigns) IssueCoupons(ctx context.Context, actor Actor, in IssueInput) (*IssueResult, error) {
 	if err := actor.require(models.RoleAdmin); err != nil {
 		return nil, err
@@ -161,8 +177,20 @@ func (c *Campaigns) IssueCoupons(ctx context.Context, actor Actor, in IssueInput
 		return nil, err
 	}
 	now := c.now()
+	batch := &couponBatch{merchantID: actor.MerchantID, campaignID: camp.ID, validFrom: camp.ValidFrom,
+		validTo: camp.ValidTo, now: now, refs: refs, perRef: total, fill: c.fillCodes}
+	if batch.fill == nil {
+		batch.fill = fillCouponCodes
+	}
+	chunk := c.chunk
+	if chunk <= 0 {
+		chunk = issueChunk
+	}
+	if len(refs) > 0 {
+		batch.perRef = total / int64(len(refs))
+	}
 	res := &IssueResult{Issued: total}
-	err = db.Transaction(func(tx *gorm.DB) error {
+	issue := func(tx *gorm.DB, copier *sql.Conn) error {
 		ok, err := models.ReserveIssueBudget(tx, actor.MerchantID, camp.ID, total)
 		if err != nil {
 			return err
@@ -170,15 +198,11 @@ func (c *Campaigns) IssueCoupons(ctx context.Context, actor Actor, in IssueInput
 		if !ok {
 			return ErrIssueQuotaExceeded
 		}
-		perRef := total
-		if len(refs) > 0 {
-			perRef = total / int64(len(refs))
-		}
 		for _, ref := range refs {
 			if camp.PerCustomerLimit == 0 {
 				break
 			}
-			ok, err := models.ReserveCustomerQuota(tx, actor.MerchantID, camp.ID, ref, perRef, camp.PerCustomerLimit)
+			ok, err := models.ReserveCustomerQuota(tx, actor.MerchantID, camp.ID, ref, batch.perRef, camp.PerCustomerLimit)
 			if err != nil {
 				return err
 			}
@@ -186,40 +210,36 @@ func (c *Campaigns) IssueCoupons(ctx context.Context, actor Actor, in IssueInput
 				return ErrCustomerLimitExceeded
 			}
 		}
-		batch := make([]models.Coupon, 0, issueBatch)
-		flush := func() error {
-			if len(batch) == 0 {
-				return nil
+		codes := make([]string, min(total, chunk))
+		for start := int64(0); start < total; start += chunk {
+			codes = codes[:min(chunk, total-start)]
+			var err error
+			if copier != nil {
+				err = copyCoupons(tx, copier, batch, start, codes)
+			} else {
+				err = insertCouponRange(tx, batch, start, codes)
 			}
-			if err := insertCoupons(tx, batch); err != nil {
+			if err != nil {
 				return err
 			}
-			for i := 0; i < len(batch) && len(res.Codes) < MaxCodesReturned; i++ {
-				res.Codes = append(res.Codes, batch[i].Code)
-			}
-			batch = batch[:0]
-			return nil
-		}
-		for i := int64(0); i < total; i++ {
-			cp := models.Coupon{MerchantID: actor.MerchantID, CampaignID: camp.ID, Status: models.CouponUnused,
-				ValidFrom: camp.ValidFrom, ValidTo: camp.ValidTo, CreatedAt: now, UpdatedAt: now}
-			if len(refs) > 0 {
-				ref := refs[i/perRef]
-				cp.CustomerRef = &ref
-			}
-			batch = append(batch, cp)
-			if len(batch) == issueBatch {
-				if err := flush(); err != nil {
-					return err
-				}
-			}
-		}
-		if err := flush(); err != nil {
-			return err
+			res.Codes = append(res.Codes, codes[:min(len(codes), MaxCodesReturned-len(res.Codes))]...)
 		}
 		return c.audit.record(tx, actor, "campaign.issue", fmt.Sprintf("campaign:%d", camp.ID),
 			fmt.Sprintf("issued %d coupons", total), nil)
-	})
+	}
+	if models.DialectOfDB(c.db) == models.Postgres {
+		// COPY needs the driver connection under the transaction, so the
+		// transaction runs on a connection taken from the pool for it.
+		err = db.Connection(func(cdb *gorm.DB) error {
+			conn, _ := cdb.Statement.ConnPool.(*sql.Conn)
+			if conn != nil && !speaksPgx(conn) {
+				conn = nil
+			}
+			return cdb.Transaction(func(tx *gorm.DB) error { return issue(tx, conn) })
+		})
+	} else {
+		err = db.Transaction(func(tx *gorm.DB) error { return issue(tx, nil) })
+	}
 	if err != nil {
 		return nil, fmt.Errorf("issue coupons of campaign %d: %w", camp.ID, err)
 	}
@@ -262,11 +282,140 @@ func issueShape(in IssueInput) ([]string, int64, error) {
 	return refs, per * int64(len(refs)), nil
 }
 
-// insertCoupons gives each coupon a fresh code and inserts the batch in a
-// savepoint; on the rare code collision the batch is retried with new codes.
+// couponBatch describes the coupons of one issuance; coupon i of the batch
+// belongs to refs[i/perRef] when refs are given.
+type couponBatch struct {
+	merchantID, campaignID  int64
+	validFrom, validTo, now time.Time
+	refs                    []string
+	perRef                  int64
+	// fill draws fresh codes.
+	fill func([]string)
+}
+
+func (b *couponBatch) ref(i int64) *string {
+	if len(b.refs) == 0 {
+		return nil
+	}
+	return &b.refs[i/b.perRef]
+}
+
+// codeAttempts bounds how often one chunk is redone after code collisions; a
+// collision is about as likely as the chunk size times the merchant's codes
+// over 2^60, so a second attempt is already rare.
+const codeAttempts = 5
+
+// insertCouponRange inserts coupons start to start+len(codes)-1 of b with
+// fresh codes, written to codes, in batches of multi-row INSERTs inside one
+// savepoint. It is the portable path: SQLite, or PostgreSQL through a driver
+// other than pgx.
+func insertCouponRange(tx *gorm.DB, b *couponBatch, start int64, codes []string) error {
+	const perInsert = 1000
+	rows := make([]models.Coupon, 0, min(len(codes), perInsert))
+	var err error
+	for attempt := 0; attempt < codeAttempts; attempt++ {
+		b.fill(codes)
+		err = tx.Transaction(func(sp *gorm.DB) error {
+			for i := 0; i < len(codes); i += perInsert {
+				rows = rows[:0]
+				for j := i; j < min(i+perInsert, len(codes)); j++ {
+					rows = append(rows, models.Coupon{MerchantID: b.merchantID, CampaignID: b.campaignID, Code: codes[j],
+						Status: models.CouponUnused, ValidFrom: b.validFrom, ValidTo: b.validTo,
+						CustomerRef: b.ref(start + int64(j)), CreatedAt: b.now, UpdatedAt: b.now})
+				}
+				if err := sp.Create(&rows).Error; err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if !errors.Is(err, gorm.ErrDuplicatedKey) {
+			return err
+		}
+	}
+	return fmt.Errorf("insert coupons: codes kept colliding: %w", err)
+}
+
+// speaksPgx reports whether conn is a pgx connection, which copyCoupons needs.
+func speaksPgx(conn *sql.Conn) bool {
+	return conn.Raw(func(dc any) error {
+		if _, ok := dc.(*stdlib.Conn); !ok {
+			return errors.ErrUnsupported
+		}
+		return nil
+	}) == nil
+}
+
+// couponColumns are the columns copyCoupons fills; the others keep their
+// defaults (id from the sequence, version 0, no redemption, not a reissue).
+var couponColumns = []string{"merchant_id", "campaign_id", "code", "status", "valid_from", "valid_to",
+	"customer_ref", "created_at", "updated_at"}
+
+// copyCoupons is insertCouponRange with COPY on PostgreSQL: conn is the
+// connection tx runs on, and the rows are streamed to it in binary while
+// they are generated. A unique violation on coupons can only be a code drawn
+// twice or one the merchant already has (ids come from the sequence): the
+// savepoint is rolled back and the chunk redone with fresh codes.
+func copyCoupons(tx *gorm.DB, conn *sql.Conn, b *couponBatch, start int64, codes []string) error {
+	ctx := tx.Statement.Context
+	var err error
+	for attempt := 0; attempt < codeAttempts; attempt++ {
+		b.fill(codes)
+		err = tx.Transaction(func(*gorm.DB) error {
+			return conn.Raw(func(dc any) error {
+				n, err := dc.(*stdlib.Conn).Conn().CopyFrom(ctx, pgx.Identifier{"coupons"}, couponColumns,
+					&couponRows{b: b, start: start, codes: codes, i: -1})
+				if err == nil && n != int64(len(codes)) {
+					err = fmt.Errorf("copied %d coupons, want %d", n, len(codes))
+				}
+				return err
+			})
+		})
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != uniqueViolation || pgErr.TableName != "coupons" {
+			return err
+		}
+	}
+	return fmt.Errorf("copy coupons: codes kept colliding: %w", err)
+}
+
+// uniqueViolation is PostgreSQL's SQLSTATE for a duplicate key.
+const uniqueViolation = "23505"
+
+// couponRows is the pgx.CopyFromSource of one chunk. Values reuses one slice:
+// pgx encodes a row before asking for the next.
+type couponRows struct {
+	b     *couponBatch
+	start int64
+	codes []string
+	i     int
+	vals  []any
+}
+
+func (r *couponRows) Next() bool {
+	r.i++
+	return r.i < len(r.codes)
+}
+
+func (r *couponRows) Values() ([]any, error) {
+	if r.vals == nil {
+		r.vals = []any{r.b.merchantID, r.b.campaignID, "", string(models.CouponUnused), r.b.validFrom, r.b.validTo,
+			nil, r.b.now, r.b.now}
+	}
+	r.vals[2] = r.codes[r.i]
+	if ref := r.b.ref(r.start + int64(r.i)); ref != nil {
+		r.vals[6] = *ref
+	}
+	return r.vals, nil
+}
+
+func (r *couponRows) Err() error { return nil }
+
+// insertCoupons gives each coupon a fresh code and inserts them in a
+// savepoint; on the rare code collision they are retried with new codes.
 func insertCoupons(tx *gorm.DB, batch []models.Coupon) error {
 	var err error
-	for attempt := 0; attempt < 5; attempt++ {
+	for attempt := 0; attempt < codeAttempts; attempt++ {
 		for i := range batch {
 			batch[i].ID = 0
 			batch[i].Code = NewCouponCode()

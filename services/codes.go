@@ -36,14 +36,38 @@ var crockfordValue = func() [256]int8 {
 func NewCouponCode() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	n := binary.BigEndian.Uint64(b[:])
-	out := make([]byte, couponCodeLen)
-	for i := 0; i < codeRandomLen; i++ {
-		out[i] = crockford[n&31]
-		n >>= 5
+	return couponCode(binary.BigEndian.Uint64(b[:]))
+}
+
+// fillCouponCodes replaces every element of codes with a fresh random code,
+// reading the randomness for all of them from crypto/rand at once: one read of
+// 8 bytes per code costs more than building the code.
+func fillCouponCodes(codes []string) {
+	b := make([]byte, 8*len(codes))
+	_, _ = rand.Read(b)
+	for i := range codes {
+		codes[i] = couponCode(binary.BigEndian.Uint64(b[8*i:]))
 	}
-	out[codeRandomLen] = luhnCheck(out[:codeRandomLen])
-	return string(out)
+}
+
+// couponCode spells the low 60 bits of n as a canonical code with its check
+// symbol, computing the check from the symbols' values as they are drawn.
+func couponCode(n uint64) string {
+	var out [couponCodeLen]byte
+	// Luhn mod 32 doubles every second symbol counting from the right, so
+	// the last random symbol (i = codeRandomLen-1) is doubled.
+	sum := 0
+	for i := 0; i < codeRandomLen; i++ {
+		v := int(n & 31)
+		n >>= 5
+		out[i] = crockford[v]
+		if (codeRandomLen-1-i)%2 == 0 {
+			v *= 2
+		}
+		sum += v/32 + v%32
+	}
+	out[codeRandomLen] = crockford[(32-sum%32)%32]
+	return string(out[:])
 }
 
 // luhnCheck returns the Luhn mod 32 check symbol of canonical symbols.
