@@ -8,6 +8,8 @@
 #   bench/run.sh                perf, full sizes
 #   CI=1 bench/run.sh faults    the fault suite's short subset (under 60 s)
 #   bench/run.sh faults         the whole fault suite
+#   RATE=300 bench/run.sh probe one constant-rate run, printing latency and
+#                               the server's pprof top (no report written)
 #
 # Environment: PGHOST (127.0.0.1), PGPORT (5432), BENCH_ADMIN_DB (test), an
 # existing database used to create and drop coupond_bench* databases.
@@ -41,5 +43,11 @@ case "$what" in
   perf) run_perf ;;
   faults) run_faults ;;
   all) run_perf; run_faults ;;
-  *) echo "usage: bench/run.sh [perf|faults|all]" >&2; exit 2 ;;
+  probe)
+    # The binary, its logs and the CPU profile stay in PROBE_DIR for
+    # `go tool pprof PROBE_DIR/coupond PROBE_DIR/probe.cpu.pprof`.
+    keep=${PROBE_DIR:-/tmp/coupond-probe}
+    mkdir -p "$keep" && cp "$tmp/coupond" "$keep/coupond"
+    "$tmp/coupond-bench" probe "${common[@]}" -bin "$keep/coupond" -dir "$keep" -rate "${RATE:-200}" -for "${FOR:-15s}" ;;
+  *) echo "usage: bench/run.sh [perf|faults|all|probe]" >&2; exit 2 ;;
 esac

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -159,6 +160,9 @@ type ServerConfig struct {
 	Jobs            bool
 	WebhookURL      string
 	WebhookSecret   string
+	// DebugPort, when set, serves the server's pprof profiles on
+	// 127.0.0.1:DebugPort (serve --debug-addr).
+	DebugPort int
 }
 
 // Server is a running coupond serve process.
@@ -214,6 +218,9 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	if c.WebhookURL != "" {
 		args = append(args, "--webhook-url", c.WebhookURL, "--webhook-secret", c.WebhookSecret)
+	}
+	if c.DebugPort > 0 {
+		args = append(args, "--debug-addr", fmt.Sprintf("127.0.0.1:%d", c.DebugPort))
 	}
 	logf, err := os.OpenFile(filepath.Join(s.env.Dir, c.Name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -303,6 +310,84 @@ func (s *Server) Stop() {
 		s.Kill()
 	}
 }
+
+// CPUProfile records the server's CPU profile for d through its pprof
+// endpoint (ServerConfig.DebugPort) and writes it to path.
+func (s *Server) CPUProfile(ctx context.Context, d time.Duration, path string) error {
+	if s.cfg.DebugPort == 0 {
+		return errors.New("server started without a debug port")
+	}
+	secs := int(d.Round(time.Second) / time.Second)
+	if secs < 1 {
+		secs = 1
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet,
+		fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", s.cfg.DebugPort, secs), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("pprof: HTTP %d", resp.StatusCode)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// PprofTop renders a CPU profile with the Go toolchain's pprof (`go tool
+// pprof -top`; bin is the binary the profile was taken from): the n heaviest
+// functions by flat time, and by cumulative time those of coupond, its
+// database and GraphQL layers, the HTTP server and the Go runtime's
+// scheduler and collector, so the path of a request can be read top down.
+func PprofTop(ctx context.Context, bin, profile string, n int) (string, error) {
+	run := func(args ...string) (string, error) {
+		out, err := exec.CommandContext(ctx, "go", append(append([]string{"tool", "pprof", "-top"}, args...), bin, profile)...).Output()
+		if err != nil {
+			return "", fmt.Errorf("go tool pprof: %w", err)
+		}
+		return string(out), nil
+	}
+	flat, err := run("-nodecount", strconv.Itoa(n))
+	if err != nil {
+		return "", err
+	}
+	cum, err := run("-cum", "-nodecount", "400")
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString("By cumulative time (selected frames):\n")
+	kept := 0
+	for _, line := range strings.Split(cum, "\n") {
+		if kept < 3*n && cumFrame.MatchString(line) && !strings.Contains(line, "graph/generated") {
+			b.WriteString(line + "\n")
+			kept++
+		}
+	}
+	b.WriteString("\nBy flat time:\n")
+	lines := strings.Split(flat, "\n")
+	for _, line := range lines {
+		if !strings.HasPrefix(line, "File:") && !strings.HasPrefix(line, "Build ID:") && !strings.HasPrefix(line, "Time:") {
+			b.WriteString(line + "\n")
+		}
+	}
+	return b.String(), nil
+}
+
+var cumFrame = regexp.MustCompile(`Duration:|coupond/(graph|services|models)\.|net/http\.\(\*conn\)\.serve|gqlgen/graphql/handler\.\(\*Server\)\.ServeHTTP|` +
+	`gorm\.io/gorm\.\(\*DB\)\.(Scan|Create|Transaction|Take|Find|Exec)$|database/sql\.\(\*(DB|Tx)\)\.(QueryContext|ExecContext|BeginTx|Commit)$|` +
+	`pgx/v5\.\(\*Conn\)\.(Query|Exec)$|linux\.Syscall6|runtime\.(gcBgMarkWorker|schedule|mallocgc)$|encoding/json\.|slog\.`)
 
 // RSS returns the process's resident set size in bytes from /proc.
 func (s *Server) RSS() int64 {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,6 +67,9 @@ type Result struct {
 	WaitEvents  map[string]int     `json:"wait_events_at_knee"`
 	CPU         map[string]float64 `json:"cpu_seconds_at_knee"`
 	WallSeconds float64            `json:"wall_seconds"`
+	// Profile is the server's pprof top (cumulative and flat) during the
+	// constant run at the knee.
+	Profile string `json:"pprof_top_at_knee,omitempty"`
 	LoadAvg     []string           `json:"loadavg_start_end"`
 }
 
@@ -115,7 +119,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	_ = env.DropDB(ctx, "coupond_bench_pgbench")
 
 	hold, every := 2*time.Minute, 30*time.Second
-	fx, err := env.NewFixture(ctx, "coupond_bench", harness.ServerConfig{Name: "bench-server", Jobs: true, HoldTimeout: hold, CompensateEvery: every})
+	dbg, err := harness.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	fx, err := env.NewFixture(ctx, "coupond_bench", harness.ServerConfig{Name: "bench-server", Jobs: true, HoldTimeout: hold,
+		CompensateEvery: every, DebugPort: dbg})
 	if err != nil {
 		return nil, err
 	}
@@ -209,14 +218,24 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		cfg.logf("%s: %.0f/s for %s", st.name, st.rate, stepSecs)
 		sm = harness.StartSampler(fx.Server, 200*time.Millisecond)
 		var prof *profiler
+		profErr := make(chan error, 1)
+		profPath := filepath.Join(env.Dir, "knee.cpu.pprof")
 		if st.rate == res.Knee {
 			prof = startProfiler(ctx, fx, env)
+			go func() { profErr <- fx.Server.CPUProfile(ctx, stepSecs-time.Second, profPath) }()
 		}
 		recs := load.Run(ctx, load.Attack{Name: st.name, URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: st.rate},
 			Duration: stepSecs, MaxOps: int(st.rate*stepSecs.Seconds()) + 1, Next: redeemNext("step-")})
 		s = Scenario{Name: st.name, Stats: load.Summarise(recs, nil), During: sm.Stop(), Extra: map[string]any{"rate": st.rate}}
 		if prof != nil {
 			res.WaitEvents, res.CPU = prof.stop()
+			if err := <-profErr; err != nil {
+				cfg.logf("  no CPU profile: %v", err)
+			} else if top, err := harness.PprofTop(ctx, env.Bin, profPath, 30); err != nil {
+				cfg.logf("  no pprof top: %v", err)
+			} else {
+				res.Profile = top
+			}
 		}
 		h, err := history.Check(ctx, fx.Pool, recs)
 		if err != nil {

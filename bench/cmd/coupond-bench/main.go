@@ -4,6 +4,7 @@
 //
 //	coupond-bench perf   -bin BIN [-quick] -doc docs/PERFORMANCE.md -json bench/results/DATE.json
 //	coupond-bench faults -bin BIN [-ci]    -doc docs/RELIABILITY.md -json bench/results/DATE-faults.json
+//	coupond-bench probe  -bin BIN -rate 300 -for 15s   (one constant-rate run with the server's pprof top)
 package main
 
 import (
@@ -39,6 +40,9 @@ func main() {
 	doc := fs.String("doc", "", "write the Markdown report here")
 	out := fs.String("json", "", "write the JSON record here")
 	command := fs.String("command", "", "the command line to print in the report")
+	rate := fs.Float64("rate", 200, "probe: redemptions per second")
+	secs := fs.Duration("for", 15*time.Second, "probe: how long")
+	maxConns := fs.Int("max-conns", 0, "probe: the server's pool size (0: its default)")
 	_ = fs.Parse(os.Args[2:])
 	if *bin == "" && !strings.HasPrefix(cmd, "render") {
 		fmt.Fprintln(os.Stderr, "-bin is required")
@@ -61,6 +65,14 @@ func main() {
 			os.Exit(1)
 		}
 		md, rec = res.Markdown(*command), res
+	case "probe":
+		out, err := perf.Probe(ctx, perf.ProbeConfig{Env: env, Rate: *rate, Duration: *secs, MaxConns: *maxConns, Log: logf})
+		fmt.Print(out)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "probe:", err)
+			os.Exit(1)
+		}
+		return
 	case "faults":
 		res, err := faults.Run(ctx, faults.Config{CI: *ci, Env: env, Log: logf})
 		if err != nil {

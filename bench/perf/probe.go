@@ -1,0 +1,90 @@
+package perf
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"coupond/bench/harness"
+	"coupond/bench/load"
+)
+
+// ProbeConfig is one constant-rate probe: redemptions of distinct coupons at
+// Rate per second for Duration, with the server's CPU profile recorded.
+type ProbeConfig struct {
+	Env      harness.Env
+	Rate     float64
+	Duration time.Duration
+	// MaxConns is the server's pool size (0: its default).
+	MaxConns int
+	Log      func(format string, a ...any)
+}
+
+// Probe runs one constant-rate redemption load against a fresh server and
+// returns a text report: latency percentiles, CPU per redemption and the
+// pprof top of the server. It is the quick loop for finding where the time
+// goes; the full report is Run's.
+func Probe(ctx context.Context, cfg ProbeConfig) (string, error) {
+	env := cfg.Env
+	dbg, err := harness.FreePort()
+	if err != nil {
+		return "", err
+	}
+	fx, err := env.NewFixture(ctx, "coupond_bench_probe", harness.ServerConfig{Name: "probe-server", Jobs: false,
+		HoldTimeout: 2 * time.Minute, MaxConns: cfg.MaxConns, DebugPort: dbg})
+	if err != nil {
+		return "", err
+	}
+	defer func() { fx.Close(); _ = env.DropDB(context.Background(), "coupond_bench_probe") }()
+	n := int(cfg.Rate*cfg.Duration.Seconds()) + 500
+	cfg.Log("issuing %d codes", n)
+	_, _, list, err := fx.Campaign(ctx, "probe", n)
+	if err != nil {
+		return "", err
+	}
+	if _, err := fx.Pool.Exec(ctx, "VACUUM ANALYZE coupons"); err != nil {
+		return "", err
+	}
+	pool := &codes{list: list}
+	var rid atomic.Int64
+	next := func(int) load.Op {
+		return load.Redeem("redeem", pool.take(), fx.StoreID, "probe-"+strconv.FormatInt(rid.Add(1), 10))
+	}
+	url := fx.Server.URL() + "/graphql"
+	load.Run(ctx, load.Attack{Name: "warm-up", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: 50},
+		Duration: 3 * time.Second, MaxOps: 150, Next: next})
+	cfg.Log("probe at %.0f/s for %s", cfg.Rate, cfg.Duration)
+	profPath := filepath.Join(env.Dir, "probe.cpu.pprof")
+	profErr := make(chan error, 1)
+	go func() { profErr <- fx.Server.CPUProfile(ctx, cfg.Duration-time.Second, profPath) }()
+	prof := startProfiler(ctx, fx, env)
+	recs := load.Run(ctx, load.Attack{Name: "probe", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: cfg.Rate},
+		Duration: cfg.Duration, MaxOps: int(cfg.Rate * cfg.Duration.Seconds()), Next: next})
+	waits, cpu := prof.stop()
+	st := load.Summarise(recs, nil)
+	out := fmt.Sprintf("rate %.0f/s: ops %d ok %d fail %d unknown %d; p50 %.1f p95 %.1f p99 %.1f p99.9 %.1f max %.1f ms; ok/s %.0f\n",
+		cfg.Rate, st.Ops, st.OK, st.Fail, st.Unknown, st.P50, st.P95, st.P99, st.P999, st.Max, st.OKPerSec)
+	out += fmt.Sprintf("CPU seconds: %v\nwait events: %v\n", cpu, waits)
+	out += "p50/p99 ms by second of intended send:"
+	for sec := 0; sec < int(cfg.Duration.Seconds()); sec++ {
+		lo, hi := time.Duration(sec)*time.Second, time.Duration(sec+1)*time.Second
+		w := load.Summarise(recs, func(r *load.Record) bool { return r.Intended >= lo && r.Intended < hi })
+		out += fmt.Sprintf(" %.0f/%.0f", w.P50, w.P99)
+	}
+	out += "\n"
+
+	if st.OK > 0 {
+		out += fmt.Sprintf("server CPU per redemption: %.2f ms\n", cpu["coupond server"]*1000/float64(st.OK))
+	}
+	if err := <-profErr; err != nil {
+		return out, err
+	}
+	top, err := harness.PprofTop(ctx, env.Bin, profPath, 30)
+	if err != nil {
+		return out, err
+	}
+	return out + "\n" + top, nil
+}
