@@ -16,11 +16,11 @@ import (
 
 // Stores is the resolver for the stores field.
 func (r *campaignResolver) Stores(ctx context.Context, obj *models.Campaign) ([]*models.Store, error) {
-	ids, err := loadersFrom(ctx).campaignStores.Load(ctx, obj.ID)
+	ids, err := loadersFrom(ctx).campaignStoresLoader().Load(ctx, obj.ID)
 	if err != nil {
 		return nil, err
 	}
-	return loadersFrom(ctx).store.LoadAll(ctx, ids)
+	return loadersFrom(ctx).storeLoader().LoadAll(ctx, ids)
 }
 
 // CreateCampaign is the resolver for the createCampaign field.

@@ -15,22 +15,22 @@ import (
 
 // Campaign is the resolver for the campaign field.
 func (r *couponResolver) Campaign(ctx context.Context, obj *models.Coupon) (*models.Campaign, error) {
-	return loadersFrom(ctx).campaign.Load(ctx, obj.CampaignID)
+	return loadersFrom(ctx).campaignLoader().Load(ctx, obj.CampaignID)
 }
 
 // Redemptions is the resolver for the redemptions field.
 func (r *couponResolver) Redemptions(ctx context.Context, obj *models.Coupon) ([]*models.RedemptionFlow, error) {
-	return loadersFrom(ctx).redemptions.Load(ctx, obj.ID)
+	return loadersFrom(ctx).redemptionsLoader().Load(ctx, obj.ID)
 }
 
 // Refunds is the resolver for the refunds field.
 func (r *couponResolver) Refunds(ctx context.Context, obj *models.Coupon) ([]*models.RefundFlow, error) {
-	return loadersFrom(ctx).refunds.Load(ctx, obj.ID)
+	return loadersFrom(ctx).refundsLoader().Load(ctx, obj.ID)
 }
 
 // Transitions is the resolver for the transitions field.
 func (r *couponResolver) Transitions(ctx context.Context, obj *models.Coupon) ([]*models.CouponTransition, error) {
-	return loadersFrom(ctx).transitions.Load(ctx, obj.ID)
+	return loadersFrom(ctx).transitionsLoader().Load(ctx, obj.ID)
 }
 
 // Store is the resolver for the store field.
@@ -38,7 +38,7 @@ func (r *couponTransitionResolver) Store(ctx context.Context, obj *models.Coupon
 	if obj.StoreID == nil {
 		return nil, nil
 	}
-	return loadersFrom(ctx).store.Load(ctx, *obj.StoreID)
+	return loadersFrom(ctx).storeLoader().Load(ctx, *obj.StoreID)
 }
 
 // Coupon is the resolver for the coupon field.

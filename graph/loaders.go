@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/vikstrous/dataloadgen"
@@ -17,16 +18,29 @@ import (
 const loaderWait = 200 * time.Microsecond
 
 // loaders batch the lookups of one request: each relation is one query per
-// request, whatever the size of the list that asks for it.
+// request, whatever the size of the list that asks for it. Each loader is made
+// on first use: most requests (a redemption, say) need none of them.
 type loaders struct {
-	store          *dataloadgen.Loader[int64, *models.Store]
-	coupon         *dataloadgen.Loader[int64, *models.Coupon]
-	campaign       *dataloadgen.Loader[int64, *models.Campaign]
-	campaignStores *dataloadgen.Loader[int64, []int64]
-	transitions    *dataloadgen.Loader[int64, []*models.CouponTransition]
-	redemptions    *dataloadgen.Loader[int64, []*models.RedemptionFlow]
-	refunds        *dataloadgen.Loader[int64, []*models.RefundFlow]
-	refundOf       *dataloadgen.Loader[int64, *models.RefundFlow]
+	s              *services.Services
+	store          lazy[*dataloadgen.Loader[int64, *models.Store]]
+	coupon         lazy[*dataloadgen.Loader[int64, *models.Coupon]]
+	campaign       lazy[*dataloadgen.Loader[int64, *models.Campaign]]
+	campaignStores lazy[*dataloadgen.Loader[int64, []int64]]
+	transitions    lazy[*dataloadgen.Loader[int64, []*models.CouponTransition]]
+	redemptions    lazy[*dataloadgen.Loader[int64, []*models.RedemptionFlow]]
+	refunds        lazy[*dataloadgen.Loader[int64, []*models.RefundFlow]]
+	refundOf       lazy[*dataloadgen.Loader[int64, *models.RefundFlow]]
+}
+
+// lazy holds a value made once, on first get.
+type lazy[T any] struct {
+	once sync.Once
+	v    T
+}
+
+func (l *lazy[T]) get(make func() T) T {
+	l.once.Do(func() { l.v = make() })
+	return l.v
 }
 
 type loadersKey struct{}
@@ -64,37 +78,81 @@ func listLoader[T any](fetch func(ctx context.Context, ids []int64) (map[int64][
 	}, dataloadgen.WithWait(loaderWait))
 }
 
-func newLoaders(s *services.Services) *loaders {
-	w := dataloadgen.WithWait(loaderWait)
-	return &loaders{
-		store: dataloadgen.NewMappedLoader(func(ctx context.Context, ids []int64) (map[int64]*models.Store, error) {
+func newLoaders(s *services.Services) *loaders { return &loaders{s: s} }
+
+func (l *loaders) storeLoader() *dataloadgen.Loader[int64, *models.Store] {
+	s := l.s
+	return l.store.get(func() *dataloadgen.Loader[int64, *models.Store] {
+		return dataloadgen.NewMappedLoader(func(ctx context.Context, ids []int64) (map[int64]*models.Store, error) {
 			rows, err := s.Stores.ByIDs(ctx, services.ActorFrom(ctx), ids)
 			return byID(rows, func(r *models.Store) int64 { return r.ID }), err
-		}, w),
-		coupon: dataloadgen.NewMappedLoader(func(ctx context.Context, ids []int64) (map[int64]*models.Coupon, error) {
+		}, dataloadgen.WithWait(loaderWait))
+	})
+}
+
+func (l *loaders) couponLoader() *dataloadgen.Loader[int64, *models.Coupon] {
+	s := l.s
+	return l.coupon.get(func() *dataloadgen.Loader[int64, *models.Coupon] {
+		return dataloadgen.NewMappedLoader(func(ctx context.Context, ids []int64) (map[int64]*models.Coupon, error) {
 			rows, err := s.Coupons.ByIDs(ctx, services.ActorFrom(ctx), ids)
 			return byID(rows, func(r *models.Coupon) int64 { return r.ID }), err
-		}, w),
-		campaign: dataloadgen.NewMappedLoader(func(ctx context.Context, ids []int64) (map[int64]*models.Campaign, error) {
+		}, dataloadgen.WithWait(loaderWait))
+	})
+}
+
+func (l *loaders) campaignLoader() *dataloadgen.Loader[int64, *models.Campaign] {
+	s := l.s
+	return l.campaign.get(func() *dataloadgen.Loader[int64, *models.Campaign] {
+		return dataloadgen.NewMappedLoader(func(ctx context.Context, ids []int64) (map[int64]*models.Campaign, error) {
 			rows, err := s.Campaigns.ByIDs(ctx, services.ActorFrom(ctx), ids)
 			return byID(rows, func(r *models.Campaign) int64 { return r.ID }), err
-		}, w),
-		campaignStores: listLoader(func(ctx context.Context, ids []int64) (map[int64][]int64, error) {
+		}, dataloadgen.WithWait(loaderWait))
+	})
+}
+
+func (l *loaders) campaignStoresLoader() *dataloadgen.Loader[int64, []int64] {
+	s := l.s
+	return l.campaignStores.get(func() *dataloadgen.Loader[int64, []int64] {
+		return listLoader(func(ctx context.Context, ids []int64) (map[int64][]int64, error) {
 			return s.Campaigns.StoreIDs(ctx, services.ActorFrom(ctx), ids)
-		}),
-		transitions: listLoader(func(ctx context.Context, ids []int64) (map[int64][]*models.CouponTransition, error) {
+		})
+	})
+}
+
+func (l *loaders) transitionsLoader() *dataloadgen.Loader[int64, []*models.CouponTransition] {
+	s := l.s
+	return l.transitions.get(func() *dataloadgen.Loader[int64, []*models.CouponTransition] {
+		return listLoader(func(ctx context.Context, ids []int64) (map[int64][]*models.CouponTransition, error) {
 			rows, err := s.Coupons.Transitions(ctx, services.ActorFrom(ctx), ids)
 			return groupBy(rows, func(r *models.CouponTransition) int64 { return r.CouponID }), err
-		}),
-		redemptions: listLoader(func(ctx context.Context, ids []int64) (map[int64][]*models.RedemptionFlow, error) {
+		})
+	})
+}
+
+func (l *loaders) redemptionsLoader() *dataloadgen.Loader[int64, []*models.RedemptionFlow] {
+	s := l.s
+	return l.redemptions.get(func() *dataloadgen.Loader[int64, []*models.RedemptionFlow] {
+		return listLoader(func(ctx context.Context, ids []int64) (map[int64][]*models.RedemptionFlow, error) {
 			rows, err := s.Coupons.RedemptionsOfCoupons(ctx, services.ActorFrom(ctx), ids)
 			return groupBy(rows, func(r *models.RedemptionFlow) int64 { return r.CouponID }), err
-		}),
-		refunds: listLoader(func(ctx context.Context, ids []int64) (map[int64][]*models.RefundFlow, error) {
+		})
+	})
+}
+
+func (l *loaders) refundsLoader() *dataloadgen.Loader[int64, []*models.RefundFlow] {
+	s := l.s
+	return l.refunds.get(func() *dataloadgen.Loader[int64, []*models.RefundFlow] {
+		return listLoader(func(ctx context.Context, ids []int64) (map[int64][]*models.RefundFlow, error) {
 			rows, err := s.Coupons.RefundsOfCoupons(ctx, services.ActorFrom(ctx), ids)
 			return groupBy(rows, func(r *models.RefundFlow) int64 { return r.CouponID }), err
-		}),
-		refundOf: dataloadgen.NewLoader(func(ctx context.Context, ids []int64) ([]*models.RefundFlow, []error) {
+		})
+	})
+}
+
+func (l *loaders) refundOfLoader() *dataloadgen.Loader[int64, *models.RefundFlow] {
+	s := l.s
+	return l.refundOf.get(func() *dataloadgen.Loader[int64, *models.RefundFlow] {
+		return dataloadgen.NewLoader(func(ctx context.Context, ids []int64) ([]*models.RefundFlow, []error) {
 			rows, err := s.Redemptions.RefundsOf(ctx, services.ActorFrom(ctx), ids)
 			m := byID(rows, func(r *models.RefundFlow) int64 { return r.RedemptionID })
 			out := make([]*models.RefundFlow, len(ids))
@@ -103,8 +161,8 @@ func newLoaders(s *services.Services) *loaders {
 				out[i], errs[i] = m[id], err
 			}
 			return out, errs
-		}, w),
-	}
+		}, dataloadgen.WithWait(loaderWait))
+	})
 }
 
 func withLoaders(s *services.Services, next http.Handler) http.Handler {

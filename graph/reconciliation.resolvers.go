@@ -18,7 +18,7 @@ func (r *findingResolver) Coupon(ctx context.Context, obj *models.Finding) (*mod
 	if obj.CouponID == nil {
 		return nil, nil
 	}
-	return loadersFrom(ctx).coupon.Load(ctx, *obj.CouponID)
+	return loadersFrom(ctx).couponLoader().Load(ctx, *obj.CouponID)
 }
 
 // Redemption is the resolver for the redemption field.
@@ -55,7 +55,7 @@ func (r *queryResolver) Statements(ctx context.Context, from string, to string, 
 
 // Store is the resolver for the store field.
 func (r *statementLineResolver) Store(ctx context.Context, obj *services.StatementLine) (*models.Store, error) {
-	return loadersFrom(ctx).store.Load(ctx, obj.StoreID)
+	return loadersFrom(ctx).storeLoader().Load(ctx, obj.StoreID)
 }
 
 // Campaign is the resolver for the campaign field.
@@ -63,7 +63,7 @@ func (r *statementLineResolver) Campaign(ctx context.Context, obj *services.Stat
 	if obj.CampaignID == 0 {
 		return nil, nil
 	}
-	return loadersFrom(ctx).campaign.Load(ctx, obj.CampaignID)
+	return loadersFrom(ctx).campaignLoader().Load(ctx, obj.CampaignID)
 }
 
 // Finding returns generated.FindingResolver implementation.

@@ -90,17 +90,17 @@ func (r *redemptionResolver) RejectReason(ctx context.Context, obj *models.Redem
 
 // Coupon is the resolver for the coupon field.
 func (r *redemptionResolver) Coupon(ctx context.Context, obj *models.RedemptionFlow) (*models.Coupon, error) {
-	return loadersFrom(ctx).coupon.Load(ctx, obj.CouponID)
+	return loadersFrom(ctx).couponLoader().Load(ctx, obj.CouponID)
 }
 
 // Store is the resolver for the store field.
 func (r *redemptionResolver) Store(ctx context.Context, obj *models.RedemptionFlow) (*models.Store, error) {
-	return loadersFrom(ctx).store.Load(ctx, obj.StoreID)
+	return loadersFrom(ctx).storeLoader().Load(ctx, obj.StoreID)
 }
 
 // Refund is the resolver for the refund field.
 func (r *redemptionResolver) Refund(ctx context.Context, obj *models.RedemptionFlow) (*models.RefundFlow, error) {
-	return loadersFrom(ctx).refundOf.Load(ctx, obj.ID)
+	return loadersFrom(ctx).refundOfLoader().Load(ctx, obj.ID)
 }
 
 // RejectReason is the resolver for the rejectReason field.
@@ -122,7 +122,7 @@ func (r *refundResolver) ReissuedCoupon(ctx context.Context, obj *models.RefundF
 	if obj.ReissuedCouponID == nil {
 		return nil, nil
 	}
-	return loadersFrom(ctx).coupon.Load(ctx, *obj.ReissuedCouponID)
+	return loadersFrom(ctx).couponLoader().Load(ctx, *obj.ReissuedCouponID)
 }
 
 // Redemption returns generated.RedemptionResolver implementation.

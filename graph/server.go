@@ -136,6 +136,9 @@ func peekNonSpace(br *bufio.Reader) (byte, error) {
 // merchant, the operation, the error codes and the duration.
 func logResponses(log *slog.Logger) graphql.ResponseMiddleware {
 	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+		if !log.Enabled(ctx, slog.LevelInfo) {
+			return next(ctx)
+		}
 		start := time.Now()
 		resp := next(ctx)
 		if resp == nil {
