@@ -44,7 +44,14 @@ type serveConfig struct {
 	shutdownGrace   time.Duration
 	tokenCacheTTL   time.Duration
 	debugAddr       string
+	// optionHooks apply the flags of serveFlagHooks to the services' options.
+	optionHooks []func(*services.Options) error
 }
+
+// serveFlagHooks add the flags of optional builds to serve (crashpoints.go,
+// built only with -tags crashpoints); each returns what applies its flags to
+// the services' options once they are parsed.
+var serveFlagHooks []func(fs flagSet) func(*services.Options) error
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("serve", stderr)
@@ -67,13 +74,18 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	debugAddr := fs.String("debug-addr", "", "serve Go's pprof profiles on this separate address, e.g. 127.0.0.1:6060 (off when empty; never expose it)")
 	grace := fs.Duration("shutdown-grace", 20*time.Second, "how long to drain requests on shutdown")
+	var hooks []func(*services.Options) error
+	for _, h := range serveFlagHooks {
+		hooks = append(hooks, h(fs))
+	}
 	if err := fs.parse(args); err != nil {
 		return err
 	}
 	c = serveConfig{addr: *addr, databaseURL: *dbURL, demo: *demo, playground: *playground, holdTimeout: *hold,
 		fulfilTimeout: *fulfil, compensateEvery: *every, jobs: *runJobs, webhookURL: *whURL, webhookSecret: *whSecret,
 		limitTokenRPS: *tokenRPS, limitStoreRPS: *storeRPS, limitLookups: *lookups, maxConns: *maxConns,
-		logLevel: *level, shutdownGrace: *grace, tokenCacheTTL: *tokenTTL, debugAddr: *debugAddr}
+		logLevel: *level, shutdownGrace: *grace, tokenCacheTTL: *tokenTTL, debugAddr: *debugAddr,
+		optionHooks: hooks}
 	if c.webhookURL != "" && c.webhookSecret == "" {
 		return errors.New("--webhook-url needs --webhook-secret")
 	}
@@ -116,6 +128,11 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 			return err
 		}
 		opts.Fulfiller = wh
+	}
+	for _, apply := range c.optionHooks {
+		if err := apply(&opts); err != nil {
+			return err
+		}
 	}
 	svc = services.New(db, opts)
 	if c.demo {
