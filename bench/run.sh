@@ -19,6 +19,9 @@ what=${1:-perf}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/coupond" ./cmd/coupond
+# The fault suite's server can SIGKILL itself at the protocol's crash points
+# (serve --crash-at), which only a build with -tags crashpoints carries.
+case "$what" in faults|all) go build -tags crashpoints -o "$tmp/coupond-faults" ./cmd/coupond ;; esac
 (cd bench && go build -o "$tmp/coupond-bench" ./cmd/coupond-bench)
 date=$(date -u +%Y-%m-%dT%H%M%SZ)
 # BENCH_OUT, when set, receives the reports and records instead of docs/ and
@@ -36,7 +39,7 @@ run_perf() {
 run_faults() {
   local c=() cmd="bench/run.sh faults"
   if [ -n "${CI:-}" ]; then c=(-ci); cmd="CI=1 bench/run.sh faults"; fi
-  "$tmp/coupond-bench" faults "${common[@]}" "${c[@]}" -command "$cmd" \
+  "$tmp/coupond-bench" faults "${common[@]}" -bin "$tmp/coupond-faults" "${c[@]}" -command "$cmd" \
     -doc "$docs/RELIABILITY.md" -json "$results/$date-faults.json"
 }
 case "$what" in

@@ -1,15 +1,21 @@
 // Package faults is coupond's fault suite: with redemption load running and
-// every answer recorded, it kills, pauses and doubles the server, terminates
-// and delays its PostgreSQL connections through a loopback proxy and makes
-// the order service fail, then checks the invariants with `coupond audit`,
-// the client history and the order service's orders.
+// every answer recorded, it kills, pauses and doubles the server, crashes it
+// at the protocol's crash points, terminates and delays its PostgreSQL
+// connections through a loopback proxy and makes the order service fail,
+// then checks the invariants with `coupond audit`, the client history and the
+// order service's orders. The crash points need a coupond built with
+// -tags crashpoints (bench/run.sh faults builds one).
 package faults
 
 import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -148,13 +154,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	start := time.Now()
 	res := &Result{Date: start.UTC().Format(time.RFC3339), CI: cfg.CI}
 	rate, secs := 100.0, 12*time.Second
-	kills := 10
+	kills, crashes := 10, 3
+	// Far more fresh coupons than any fault uses; issuing them is part of the
+	// wall time, which the CI subset keeps under a minute.
+	dbCodes, webhookCodes := 100_000, 50_000
 	if cfg.CI {
-		rate, secs, kills = 60, 5*time.Second, 3
+		rate, secs, kills, crashes = 60, 5*time.Second, 3, 1
+		dbCodes, webhookCodes = 5_000, 5_000
 	}
 
 	// Process and database faults, builtin adapter (audit checks orders too).
-	w, err := newWorld(ctx, cfg, "coupond_faults", false, 100_000)
+	w, err := newWorld(ctx, cfg, "coupond_faults", false, dbCodes)
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +263,7 @@ WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name <> 'coupond-
 	w.close()
 
 	// Fulfillment adapter faults, webhook adapter to the reference order service.
-	w, err = newWorld(ctx, cfg, "coupond_faults_webhook", true, 50_000)
+	w, err = newWorld(ctx, cfg, "coupond_faults_webhook", true, webhookCodes)
 	if err != nil {
 		return nil, err
 	}
@@ -281,6 +291,16 @@ WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name <> 'coupond-
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", a.name, err)
+		}
+		res.Faults = append(res.Faults, fr)
+	}
+	for _, c := range crashPoints {
+		if cfg.CI && !c.ci {
+			continue
+		}
+		fr, err := w.crashFault(ctx, c, rate, crashes)
+		if err != nil {
+			return nil, fmt.Errorf("crash %s: %w", c.point, err)
 		}
 		res.Faults = append(res.Faults, fr)
 	}
@@ -517,4 +537,151 @@ func (w *world) fencedReplay(ctx context.Context) (FaultResult, error) {
 	fr.Seconds = time.Since(start).Seconds()
 	w.cfg.logf("  replayed %d fenced creates: %d refused", fr.Attempted, fr.FailByCode["409 fenced"])
 	return fr, nil
+}
+
+// crashEnv arms the crash point of a coupond serve started while it is set:
+// the environment fallback of serve --crash-at in a binary built with -tags
+// crashpoints. The harness starts servers with its own arguments, so the
+// suite reaches the flag through the environment the server inherits.
+const crashEnv = "COUPOND_CRASH_AT"
+
+// crashPoint is a deterministic crash of the server inside the redemption
+// protocol, on the webhook adapter's two-transaction path.
+type crashPoint struct {
+	point string
+	// means says what a crash there leaves behind and who must resolve it.
+	means string
+	// want is the end state of the redemption at the point once compensation
+	// and the client's same-id retry have run.
+	want      string
+	wantFence bool
+	wantOrder bool
+	ci        bool
+}
+
+var crashPoints = []crashPoint{
+	{point: "after-reserve-commit", means: "flow PROCESSING and coupon REDEEMING committed, the order service not called yet; compensation finds no order, fences the number and releases the coupon",
+		want: "RELEASED", wantFence: true},
+	{point: "after-order-created", means: "the order service created the order and answered, coupond had not confirmed; compensation finds the order and confirms",
+		want: "SUCCEEDED", wantOrder: true, ci: true},
+	{point: "after-confirm-commit", means: "flow SUCCEEDED and coupon REDEEMED committed, the answer not sent; the client's same-id retry gets SUCCEEDED",
+		want: "SUCCEEDED", wantOrder: true},
+}
+
+// crashFault restarts the server armed to SIGKILL itself at c.point, runs
+// load, and each time the server dies restarts it (armed again, the last time
+// not), crashes times in all. Besides the usual checks, every redemption that
+// was at the point when the process died must end as c.want.
+func (w *world) crashFault(ctx context.Context, c crashPoint, rate float64, crashes int) (FaultResult, error) {
+	defer os.Unsetenv(crashEnv)
+	arm := func() {
+		// Early in the load, a different redemption each time.
+		_ = os.Setenv(crashEnv, fmt.Sprintf("%s:%d", c.point, 5+rand.IntN(30)))
+	}
+	arm()
+	w.fx.Server.Stop()
+	if err := w.fx.Server.Start(ctx); err != nil {
+		return FaultResult{}, err
+	}
+	name := "crash " + c.point
+	how := fmt.Sprintf("the server SIGKILLs itself the Nth time (N random, 5-34) a redemption reaches the point, %s, "+
+		"restart at once (see Crash points)", times(crashes))
+	// The point is reached within half a second of load and a restart takes
+	// about one: keep the load running a little past the last one.
+	d := time.Duration(crashes)*2*time.Second + 2*time.Second
+	fr, err := w.run(ctx, name, how, rate, d, func(ctx context.Context, w *world) (time.Time, string, error) {
+		var last time.Time
+		for i := 0; i < crashes; i++ {
+			if err := w.waitDead(ctx, 30*time.Second); err != nil {
+				return last, "", fmt.Errorf("%w (was coupond built with -tags crashpoints?)", err)
+			}
+			if i == crashes-1 {
+				_ = os.Unsetenv(crashEnv)
+			} else {
+				arm()
+			}
+			if err := w.fx.Server.Start(ctx); err != nil {
+				return last, "", err
+			}
+			last = time.Now()
+		}
+		return last, "", nil
+	})
+	if err != nil {
+		return fr, err
+	}
+	nos, err := w.crashedAt(c.point)
+	if err != nil {
+		return fr, err
+	}
+	if len(nos) != crashes {
+		fr.HistoryViolation = append(fr.HistoryViolation, fmt.Sprintf("%d crash lines for %s in the server log, want %d", len(nos), c.point, crashes))
+	}
+	asWanted := 0
+	for _, no := range nos {
+		var status string
+		var fenced bool
+		if err := w.fx.Pool.QueryRow(ctx, `SELECT status, fenced_at IS NOT NULL FROM redemption_flows WHERE redeem_no = $1`, no).
+			Scan(&status, &fenced); err != nil {
+			return fr, fmt.Errorf("redemption %s at the crash point: %w", no, err)
+		}
+		o, ok := w.osvc.Inner.Order(no)
+		live := ok && !o.Cancelled
+		if status != c.want || fenced != c.wantFence || live != c.wantOrder {
+			fr.HistoryViolation = append(fr.HistoryViolation, fmt.Sprintf("redemption %s crashed %s ended %s (fenced %t, live order %t), want %s (fenced %t, live order %t)",
+				no, c.point, status, fenced, live, c.want, c.wantFence, c.wantOrder))
+			continue
+		}
+		asWanted++
+	}
+	state := c.want
+	if c.wantFence {
+		state += " and fenced"
+	}
+	if c.wantOrder {
+		state += " with its order"
+	}
+	fr.Notes = fmt.Sprintf("crashed %s; %d of %d redemptions at the point ended %s", times(len(nos)), asWanted, len(nos), state)
+	w.cfg.logf("  %s", fr.Notes)
+	return fr, nil
+}
+
+func times(n int) string {
+	if n == 1 {
+		return "once"
+	}
+	return strconv.Itoa(n) + " times"
+}
+
+// waitDead waits until the server process is gone.
+func (w *world) waitDead(ctx context.Context, timeout time.Duration) error {
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); {
+		if w.fx.Server.Signal(0) != nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("the server did not crash within %s", timeout)
+}
+
+var crashLine = regexp.MustCompile(`crash-at: (\S+) reached \d+ times, redemption (\S+): SIGKILL`)
+
+// crashedAt returns the redemption numbers the server's log names as being at
+// point when it killed itself.
+func (w *world) crashedAt(point string) ([]string, error) {
+	b, err := os.ReadFile(filepath.Join(w.cfg.Env.Dir, w.fx.Server.Config().Name+".log"))
+	if err != nil {
+		return nil, err
+	}
+	var nos []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if m := crashLine.FindStringSubmatch(line); m != nil && m[1] == point {
+			nos = append(nos, m[2])
+		}
+	}
+	return nos, nil
 }

@@ -20,7 +20,9 @@ func (r *Result) Markdown(command string) string {
 		"--compensate-every 1s --fulfil-timeout 1s` that reaches PostgreSQL through a loopback TCP proxy of the harness. After the "+
 		"fault, the suite waits for compensation, retries every unknown operation with its own request id, and checks: "+
 		"`coupond audit` (every invariant of the database), the client history (every acknowledged success durable, every "+
-		"definite failure without effect) and, with the webhook adapter, the reference order service's orders against the ledger.\n\n",
+		"definite failure without effect) and, with the webhook adapter, the reference order service's orders against the ledger. "+
+		"The binary is built with `-tags crashpoints`, which adds `serve --crash-at` for the crash-point faults; production builds "+
+		"do not have it.\n\n",
 		command, r.Date, mode, r.WallSeconds)
 	p("**Total invariant violations: %d.**\n\n", r.Violations())
 	p("| fault | injection | attempted | ok | fail by code | unknown | unknown resolved by same-id retry | violations (audit / history / orders) | first success after fault | oldest REDEEMING |\n|---|---|---|---|---|---|---|---|---|---|\n")
@@ -91,9 +93,17 @@ func (r *Result) Markdown(command string) string {
 		"3 s hold timeout and a 1 s compensation interval it should stay near 4–5 s unless every server is paused.\n" +
 		"- With the webhook adapter `coupond audit` cannot see the orders (they live in the order service), so its two order " +
 		"checks are replaced by the harness's comparison of the ledger with the order service.\n")
+	p("\n## Crash points\n\n" +
+		"`services.Options.CrashPoint` is called at three moments of a one-shot redemption; `serve --crash-at POINT:N` (in a " +
+		"binary built with `-tags crashpoints`) makes the process SIGKILL itself the Nth time a redemption reaches POINT, before " +
+		"anything else happens: no answer is written, no deferred code runs. The faults run on the webhook adapter against the " +
+		"reference order service, where reserve, order and confirm are separate steps; on the builtin adapter reserve, order and " +
+		"confirm commit in one transaction, so only the last point exists there. After the run, the redemption that was at the " +
+		"point at each crash is looked up and must have ended as stated; a mismatch counts as a history violation.\n\n")
+	for _, c := range crashPoints {
+		p("- `%s`: %s; it must end %s.\n", c.point, c.means, c.want)
+	}
 	p("\n## Not covered from outside (change requests)\n\n" +
-		"- Deterministic crash points (after the reserve commit, after the order is created, after the confirm commit before " +
-		"the reply) need a hook inside `services`; SIGKILL at random moments under load hits these windows only by chance.\n" +
 		"- A real PostgreSQL restart (fast and immediate shutdown) is simulated by terminating every backend of the bench " +
 		"database and severing the proxy, because the machine's PostgreSQL is shared with other engineers' tests.\n")
 	return b.String()
