@@ -44,6 +44,8 @@ type serveConfig struct {
 	shutdownGrace   time.Duration
 	tokenCacheTTL   time.Duration
 	debugAddr       string
+	maxInflight     int
+	inflightWait    time.Duration
 	// optionHooks apply the flags of serveFlagHooks to the services' options.
 	optionHooks []func(*services.Options) error
 }
@@ -74,6 +76,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	debugAddr := fs.String("debug-addr", "", "serve Go's pprof profiles on this separate address, e.g. 127.0.0.1:6060 (off when empty; never expose it)")
 	grace := fs.Duration("shutdown-grace", 20*time.Second, "how long to drain requests on shutdown")
+	maxInflight := fs.Int("max-inflight", 1024, "GraphQL requests served at once; as many more wait for a slot up to --max-inflight-wait, then get 503 OVERLOADED (0: no limit)")
+	inflightWait := fs.Duration("max-inflight-wait", time.Second, "how long a GraphQL request over --max-inflight waits for a slot before 503 OVERLOADED")
 	var hooks []func(*services.Options) error
 	for _, h := range serveFlagHooks {
 		hooks = append(hooks, h(fs))
@@ -85,9 +89,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fulfilTimeout: *fulfil, compensateEvery: *every, jobs: *runJobs, webhookURL: *whURL, webhookSecret: *whSecret,
 		limitTokenRPS: *tokenRPS, limitStoreRPS: *storeRPS, limitLookups: *lookups, maxConns: *maxConns,
 		logLevel: *level, shutdownGrace: *grace, tokenCacheTTL: *tokenTTL, debugAddr: *debugAddr,
-		optionHooks: hooks}
+		maxInflight: *maxInflight, inflightWait: *inflightWait, optionHooks: hooks}
 	if c.webhookURL != "" && c.webhookSecret == "" {
 		return errors.New("--webhook-url needs --webhook-secret")
+	}
+	if c.maxInflight < 0 || c.inflightWait < 0 {
+		return errors.New("--max-inflight and --max-inflight-wait must not be negative")
 	}
 	return serve(ctx, c, stdout, newLogger(stderr, c.logLevel))
 }
@@ -150,7 +157,8 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 
 	var draining atomic.Bool
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", graph.NewHandler(svc, graph.Options{Introspection: c.playground, Logger: log, JobRunner: sched.RunNow}))
+	inflight := newInflightLimit(c.maxInflight, c.inflightWait, m.reg)
+	mux.Handle("/graphql", inflight.wrap(graph.NewHandler(svc, graph.Options{Introspection: c.playground, Logger: log, JobRunner: sched.RunNow})))
 	mux.Handle("/export/", graph.NewExportHandler(svc, log))
 	if c.playground {
 		mux.Handle("/playground", web.PlaygroundHandler())
