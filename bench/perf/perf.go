@@ -69,8 +69,8 @@ type Result struct {
 	WallSeconds float64            `json:"wall_seconds"`
 	// Profile is the server's pprof top (cumulative and flat) during the
 	// constant run at the knee.
-	Profile string `json:"pprof_top_at_knee,omitempty"`
-	LoadAvg     []string           `json:"loadavg_start_end"`
+	Profile string   `json:"pprof_top_at_knee,omitempty"`
+	LoadAvg []string `json:"loadavg_start_end"`
 }
 
 func (c Config) logf(format string, a ...any) {

@@ -206,7 +206,7 @@ func (r *Result) Markdown(command string) string {
 		"redemptions per second.\n",
 		perRedemption("coupond server"), atKnee.Stats.OK, perRedemption("postgresql (all processes)"), float64(atKnee.Stats.OK)/nz(r.CPU["coupond server"]))
 	if r.Profile != "" {
-		p("\nThe server's CPU profile over the same run (`serve --debug-addr`, `go tool pprof -top`; " +
+		p("\nThe server's CPU profile over the same run (`serve --debug-addr`, `go tool pprof -top`; "+
 			"reproduce interactively with `RATE=<rate> bench/run.sh probe`):\n\n```\n%s```\n", r.Profile)
 	}
 	p("\n| bench database backends' state (samples every 50 ms) | samples |\n|---|---|\n")

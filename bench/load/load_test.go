@@ -1,0 +1,30 @@
+package load
+
+import "testing"
+
+func TestClassify(t *testing.T) {
+	tests := []struct {
+		name   string
+		status int
+		body   string
+		want   Outcome
+		result string
+	}{
+		{"success", 200, `{"data":{"redeemCoupon":{"redeemNo":"RD1","status":"SUCCEEDED"}}}`, OK, "SUCCEEDED"},
+		{"rejected", 200, `{"data":{"redeemCoupon":{"redeemNo":"RD1","status":"REJECTED","rejectReason":"COUPON_NOT_AVAILABLE"}}}`, Fail, "REJECTED:COUPON_NOT_AVAILABLE"},
+		{"in flight", 200, `{"data":{"redeemCoupon":{"redeemNo":"RD1","status":"PROCESSING"}}}`, Unknown, "PROCESSING"},
+		{"internal", 200, `{"errors":[{"message":"x","extensions":{"code":"INTERNAL"}}],"data":null}`, Unknown, "INTERNAL"},
+		{"refused before reading", 503, `{"errors":[{"message":"busy","extensions":{"code":"OVERLOADED"}}]}`, Fail, "OVERLOADED"},
+		{"other 5xx", 502, `bad gateway`, Unknown, "http:502"},
+		{"rate limited", 200, `{"errors":[{"message":"slow down","extensions":{"code":"RATE_LIMITED"}}],"data":null}`, Fail, "RATE_LIMITED"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &Record{Op: Op{Kind: "redeem"}}
+			Classify(r, tt.status, []byte(tt.body))
+			if r.Outcome != tt.want || r.Result != tt.result {
+				t.Fatalf("got %s %s, want %s %s", r.Outcome, r.Result, tt.want, tt.result)
+			}
+		})
+	}
+}
