@@ -39,7 +39,7 @@ if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted" >&2; exit
 go vet ./...
 
 step "benchmark harness builds and vets (its own module)"
-(cd bench && go vet ./... && go build ./...)
+(cd bench && go vet ./... && go build ./... && go test -count=1 ./...)
 
 step "go test -race (SQLite and PostgreSQL)"
 go test -race -count=1 -timeout 10m ./...
