@@ -135,6 +135,7 @@ async function main() {
   const campaignName = `E2E Lunch ¥15 off ¥50 ${Date.now() % 100000}`;
   let code = '';
   let code2 = '';
+  let code3 = '';
   let redeemNo = '';
 
   await step('sign-in screen rejects a bad token', async () => {
@@ -180,6 +181,7 @@ async function main() {
     await codes.waitFor();
     code = ((await codes.locator('a').first().getAttribute('href')) ?? '').split('/').pop();
     code2 = ((await codes.locator('a').nth(1).getAttribute('href')) ?? '').split('/').pop();
+    code3 = ((await codes.locator('a').nth(2).getAttribute('href')) ?? '').split('/').pop();
     if (!/^[0-9A-Z]{13}$/.test(code)) throw new Error(`no issued code, got ${code}`);
     await row.filter({ hasText: '20 / 200' }).waitFor();
     await shot(page, '05-campaign-issued');
@@ -269,6 +271,50 @@ async function main() {
     const rows = page.getByTestId('coupon-redemptions').locator('tbody tr');
     await rows.first().waitFor();
     if ((await rows.count()) !== 1) throw new Error(`coupon ${code2} has ${await rows.count()} redemption flows, want 1`);
+  });
+
+  await step('CLERK: OVERLOADED says the server is busy, and retries keep the request id, even after a lost answer', async () => {
+    // Past its in-flight limit coupond answers 503 before it reads the body;
+    // the route answers the same way without passing the request on.
+    const overloaded = (route) =>
+      route.fulfill({
+        status: 503,
+        headers: { 'Content-Type': 'application/json', 'Retry-After': '1' },
+        body: JSON.stringify({ errors: [{ message: 'the server is serving its limit of 1024 requests at once; nothing was done, retry in a second', extensions: { code: 'OVERLOADED', retryAfter: 1 } }] }),
+      });
+    const ids = [];
+    await page.route('**/graphql', async (route) => {
+      const body = route.request().postData() ?? '';
+      if (!body.includes('mutation RedeemCoupon')) return route.continue();
+      ids.push(JSON.parse(body).variables.input.requestId);
+      if (ids.length === 1 || ids.length === 3) return overloaded(route);
+      if (ids.length === 2) {
+        await route.fetch(); // the server redeems...
+        return route.abort('connectionreset'); // ...and the answer never arrives
+      }
+      return route.continue();
+    });
+    await page.goto(`${s.base}/redeem`);
+    await page.locator('input[name=code]').fill(code3);
+    await page.locator('input[name=amount]').fill('60');
+    const busy = page.locator('[data-testid=outcome][data-code=OVERLOADED]');
+    await page.getByTestId('redeem-submit').click();
+    await busy.waitFor();
+    expectText(await busy.innerText(), /server is busy[\s\S]*same request id/, 'busy outcome');
+    expectText(await page.getByTestId('redeem-submit').innerText(), /Retry/, 'retry button after OVERLOADED');
+    await shot(page, '11c-clerk-overloaded');
+    await page.getByTestId('redeem-submit').click();
+    await page.getByTestId('outcome').filter({ hasText: 'No answer from the server' }).waitFor();
+    await page.getByTestId('redeem-submit').click();
+    await busy.waitFor();
+    await page.getByTestId('redeem-submit').click();
+    await page.locator('[data-testid=outcome][data-status=SUCCEEDED]').waitFor();
+    await page.unroute('**/graphql');
+    if (ids.length !== 4 || new Set(ids).size !== 1) throw new Error(`retries sent request ids ${JSON.stringify(ids)}`);
+    await page.goto(`${s.base}/coupons/${code3}`);
+    const rows = page.getByTestId('coupon-redemptions').locator('tbody tr');
+    await rows.first().waitFor();
+    if ((await rows.count()) !== 1) throw new Error(`coupon ${code3} has ${await rows.count()} redemption flows, want 1`);
   });
 
   await step('CLERK: the redemption is in the ledger', async () => {

@@ -5,7 +5,7 @@ import { useFormat, useViewer } from '../app/viewer';
 import { graphql } from '../gql';
 import type { RefundRedemptionMutation } from '../gql/graphql';
 import { formatCouponCode } from '../lib/code';
-import { firstErrorCode, isNetworkError } from '../lib/errors';
+import { firstErrorCode, isNetworkError, isOverloaded } from '../lib/errors';
 import { attemptKey, beginAttempt, settleAttempt, type Attempt } from '../lib/requestId';
 import { Alert, useErrorText } from './States';
 
@@ -50,7 +50,8 @@ export function RefundForm({ redeemNo, large, onDone, showResult = true }: { red
   const [reason, setReason] = useState('');
   const [reissue, setReissue] = useState(false);
   const attempt = useRef<Attempt | null>(null);
-  const [result, setResult] = useState<{ ok?: Refunded; error?: string; network?: boolean } | null>(null);
+  // retry: the id is still open (no answer, or OVERLOADED before the refund ran), so the button resends it.
+  const [result, setResult] = useState<{ ok?: Refunded; error?: string; retry?: boolean } | null>(null);
   const [{ fetching }, refund] = useMutation(RefundRedemptionDocument);
 
   async function submit(e: React.FormEvent) {
@@ -64,7 +65,10 @@ export function RefundForm({ redeemNo, large, onDone, showResult = true }: { red
       onDone?.(res.data.refundRedemption);
     } else if (isNetworkError(res.error)) {
       attempt.current = settleAttempt(a, { kind: 'network' });
-      setResult({ error: errorText(res.error), network: true });
+      setResult({ error: errorText(res.error), retry: true });
+    } else if (isOverloaded(res.error)) {
+      attempt.current = settleAttempt(a, { kind: 'error', code: 'OVERLOADED' });
+      setResult({ error: errorText(res.error), retry: true });
     } else {
       attempt.current = settleAttempt(a, { kind: 'error', code: firstErrorCode(res.error) });
       setResult({ error: errorText(res.error) });
@@ -100,9 +104,9 @@ export function RefundForm({ redeemNo, large, onDone, showResult = true }: { red
         </label>
       )}
       <button type="submit" className={`btn btn-danger ${large ? 'btn-large' : 'btn-small'}`} disabled={fetching}>
-        {fetching ? t('redeem.refunding') : result?.network ? t('redeem.retry') : t('redeem.refundSubmit')}
+        {fetching ? t('redeem.refunding') : result?.retry ? t('redeem.retry') : t('redeem.refundSubmit')}
       </button>
-      {result?.error && <Alert kind={result.network ? 'warning' : 'error'}>{result.error}</Alert>}
+      {result?.error && <Alert kind={result.retry ? 'warning' : 'error'}>{result.error}</Alert>}
     </form>
   );
 }

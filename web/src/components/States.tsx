@@ -1,7 +1,6 @@
 import type { CombinedError } from 'urql';
 import { useI18n } from '../app/i18n';
-import { errorMessage, firstErrorCode, isNetworkError } from '../lib/errors';
-import { hasMessage } from '../lib/i18n';
+import { errorText } from '../lib/errors';
 
 export function Loading({ label }: { label?: string }) {
   const { t } = useI18n();
@@ -18,17 +17,10 @@ export function Empty({ children }: { children?: React.ReactNode }) {
   return <div className="state state-empty">{children ?? t('state.empty')}</div>;
 }
 
-/** useErrorText puts an API error in words: by its code where known, else the server's message. */
+/** useErrorText puts an API error in words of the chosen language (see errorText). */
 export function useErrorText() {
-  const { t, tk } = useI18n();
-  return (error: CombinedError | undefined | null): string => {
-    if (!error) return '';
-    if (isNetworkError(error)) return t('error.network');
-    const code = firstErrorCode(error);
-    const msg = errorMessage(error);
-    if (code && hasMessage(`error.${code}`)) return tk(`error.${code}`, { msg });
-    return t('error.generic', { msg });
-  };
+  const { locale } = useI18n();
+  return (error: CombinedError | undefined | null): string => errorText(locale, error);
 }
 
 export function ErrorState({ error, onRetry }: { error: CombinedError; onRetry?: () => void }) {

@@ -1,4 +1,5 @@
 import type { CombinedError } from 'urql';
+import { hasMessage, translate, type Locale } from './i18n';
 
 /** errorCodes returns the extensions.code of every GraphQL error. */
 export function errorCodes(error: CombinedError | undefined | null): string[] {
@@ -23,4 +24,24 @@ export function errorMessage(error: CombinedError | undefined | null): string {
   if (!error) return '';
   if (error.graphQLErrors.length > 0) return error.graphQLErrors[0].message;
   return error.networkError?.message ?? error.message;
+}
+
+/**
+ * isOverloaded tells whether the server refused the request at its in-flight
+ * limit (HTTP 503 OVERLOADED) before running it. urql reads the JSON body of a
+ * non-2xx answer, so the refusal arrives as a GraphQL error with its code, not
+ * as a network error.
+ */
+export function isOverloaded(error: CombinedError | undefined | null): boolean {
+  return errorCodes(error).includes('OVERLOADED');
+}
+
+/** errorText puts an API error in words of locale: by its code where a message exists, else the server's message. */
+export function errorText(locale: Locale, error: CombinedError | undefined | null): string {
+  if (!error) return '';
+  if (isNetworkError(error)) return translate(locale, 'error.network');
+  const code = firstErrorCode(error);
+  const msg = errorMessage(error);
+  if (code && hasMessage(`error.${code}`)) return translate(locale, `error.${code}`, { msg });
+  return translate(locale, 'error.generic', { msg });
 }

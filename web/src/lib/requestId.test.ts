@@ -27,6 +27,33 @@ describe('request ids of the redeem screen', () => {
     expect(beginAttempt(failed, key, makeId).requestId).toBe(first.requestId);
   });
 
+  it('reuses the id after OVERLOADED: the server refused before it ran anything', () => {
+    const first = beginAttempt(null, key, makeId);
+    const refused = settleAttempt(first, { kind: 'error', code: 'OVERLOADED' });
+    expect(refused.state).toBe('unknown');
+    const retry = beginAttempt(refused, key, makeId);
+    expect(retry.requestId).toBe(first.requestId);
+    expect(retry.state).toBe('pending');
+  });
+
+  it('keeps the id of a lost try open when its retry is refused as OVERLOADED', () => {
+    // The first try may have redeemed; a fresh id after the refusal would
+    // find the coupon taken and report a rejection instead of that success.
+    const first = beginAttempt(null, key, makeId);
+    const lost = settleAttempt(first, { kind: 'network' });
+    const refused = settleAttempt(beginAttempt(lost, key, makeId), { kind: 'error', code: 'OVERLOADED' });
+    const again = beginAttempt(refused, key, makeId);
+    expect(again.requestId).toBe(first.requestId);
+    const done = settleAttempt(again, { kind: 'result', status: 'SUCCEEDED' });
+    expect(beginAttempt(done, key, makeId).requestId).not.toBe(first.requestId);
+  });
+
+  it('starts a new id after OVERLOADED when the parameters change', () => {
+    const first = beginAttempt(null, key, makeId);
+    const refused = settleAttempt(first, { kind: 'error', code: 'OVERLOADED' });
+    expect(beginAttempt(refused, attemptKey('228QJY6NEMKV2', '1', 7000), makeId).requestId).not.toBe(first.requestId);
+  });
+
   it.each(['SUCCEEDED', 'REJECTED', 'RELEASED'])('starts a new id after a final %s answer', (status) => {
     const first = beginAttempt(null, key, makeId);
     const done = settleAttempt(first, { kind: 'result', status });

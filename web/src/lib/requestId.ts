@@ -2,14 +2,15 @@
 // request id and replays it for every repeat, so a retry after a network error
 // must send the same id (the first try may have gone through), while a new
 // scan, or an attempt with different parameters, needs a fresh one (the same
-// id with other parameters is IDEMPOTENCY_KEY_REUSED).
+// id with other parameters is IDEMPOTENCY_KEY_REUSED). A refusal before the
+// request ran (OVERLOADED) settles nothing: the id stays open for the retry.
 
 /** Attempt is one business request and what the console knows of its fate. */
 export interface Attempt {
   requestId: string;
   /** key identifies the parameters (code, store, amount) the id was used with. */
   key: string;
-  /** pending: sent; unknown: no final answer (network error, still PROCESSING); final: answered. */
+  /** pending: sent; unknown: no final answer yet (network error, still PROCESSING, OVERLOADED); final: answered. */
   state: 'pending' | 'unknown' | 'final';
 }
 
@@ -41,6 +42,15 @@ const DEFINITE_ERRORS = new Set([
   'CONFLICT',
 ]);
 
+/**
+ * Codes of refusals before the request ran (HTTP 503 OVERLOADED, sent before
+ * the body is read). The answer is definite for this try, yet it must not
+ * retire the id: an earlier try with the same id may have been lost on the
+ * network after it went through, and only a retry with that id can find out.
+ * Nothing of this try was stored, so resending the id is always safe.
+ */
+const NOT_RUN_ERRORS = new Set(['OVERLOADED']);
+
 export type AttemptOutcome =
   | { kind: 'network' }
   | { kind: 'error'; code: string | undefined }
@@ -52,6 +62,7 @@ export function settleAttempt(a: Attempt, outcome: AttemptOutcome): Attempt {
     case 'network':
       return { ...a, state: 'unknown' };
     case 'error':
+      if (outcome.code && NOT_RUN_ERRORS.has(outcome.code)) return { ...a, state: 'unknown' };
       return { ...a, state: outcome.code && DEFINITE_ERRORS.has(outcome.code) ? 'final' : 'unknown' };
     case 'result':
       return { ...a, state: outcome.status === 'PROCESSING' ? 'unknown' : 'final' };

@@ -11,7 +11,7 @@ import { useWorth } from '../components/Worth';
 import { graphql } from '../gql';
 import type { RedeemCouponMutation } from '../gql/graphql';
 import { formatCouponCode, normalizeCouponCode } from '../lib/code';
-import { firstErrorCode, isNetworkError } from '../lib/errors';
+import { firstErrorCode, isNetworkError, isOverloaded } from '../lib/errors';
 import { parseYuanToFen } from '../lib/money';
 import { attemptKey, beginAttempt, settleAttempt, type Attempt } from '../lib/requestId';
 
@@ -76,7 +76,7 @@ const RedeemCouponDocument = graphql(`
 `);
 
 type Redeemed = RedeemCouponMutation['redeemCoupon'];
-type Outcome = { kind: 'result'; r: Redeemed } | { kind: 'network' } | { kind: 'error'; text: string };
+type Outcome = { kind: 'result'; r: Redeemed } | { kind: 'network' } | { kind: 'busy' } | { kind: 'error'; text: string };
 
 export function RedeemPage() {
   const { t, tk } = useI18n();
@@ -124,6 +124,9 @@ export function RedeemPage() {
     } else if (isNetworkError(res.error)) {
       attempt.current = settleAttempt(a, { kind: 'network' });
       setOutcome({ kind: 'network' });
+    } else if (isOverloaded(res.error)) {
+      attempt.current = settleAttempt(a, { kind: 'error', code: 'OVERLOADED' });
+      setOutcome({ kind: 'busy' });
     } else {
       attempt.current = settleAttempt(a, { kind: 'error', code: firstErrorCode(res.error) });
       setOutcome({ kind: 'error', text: errorText(res.error) });
@@ -276,6 +279,16 @@ function OutcomePanel({ outcome, attempt, refundMinutes }: { outcome: Outcome; a
         <div className="outcome-icon">!</div>
         <div className="outcome-title">{t('redeem.networkTitle')}</div>
         <p>{t('redeem.networkDetail')}</p>
+        {idLine}
+      </div>
+    );
+  }
+  if (outcome.kind === 'busy') {
+    return (
+      <div className="outcome outcome-warning" role="alert" data-testid="outcome" data-code="OVERLOADED">
+        <div className="outcome-icon">…</div>
+        <div className="outcome-title">{t('redeem.busyTitle')}</div>
+        <p>{t('redeem.busyDetail')}</p>
         {idLine}
       </div>
     );

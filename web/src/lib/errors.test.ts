@@ -1,0 +1,87 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { CombinedError } from 'urql';
+import { makeClient } from '../app/auth';
+import { errorCodes, errorText, firstErrorCode, isNetworkError, isOverloaded } from './errors';
+
+// What coupond answers past its in-flight limit, before it reads the body.
+const overloadedBody = {
+  errors: [
+    {
+      message: 'the server is serving its limit of 1024 requests at once; nothing was done, retry in a second',
+      extensions: { code: 'OVERLOADED', retryAfter: 1 },
+    },
+  ],
+};
+
+/** answer sends one query through the console's own client, with fetch answering as respond does. */
+async function answer(respond: () => Promise<Response>): Promise<CombinedError | undefined> {
+  vi.stubGlobal('fetch', vi.fn(respond));
+  const client = makeClient('cpd_test', () => {});
+  const res = await client.query('query ViewerRole { viewer { role } }', {}, { requestPolicy: 'network-only' }).toPromise();
+  return res.error;
+}
+
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  Promise.resolve(new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json', ...headers } }));
+
+afterEach(() => {
+  vi.unstubAllGlobals();
+});
+
+describe('errors of the urql client', () => {
+  it('surfaces the GraphQL body of a 503 OVERLOADED, not a network error', async () => {
+    const error = await answer(() => json(503, overloadedBody, { 'Retry-After': '1' }));
+    expect(error).toBeDefined();
+    expect(isNetworkError(error)).toBe(false);
+    expect(isOverloaded(error)).toBe(true);
+    expect(firstErrorCode(error)).toBe('OVERLOADED');
+    expect(error!.graphQLErrors[0].extensions).toMatchObject({ code: 'OVERLOADED', retryAfter: 1 });
+    expect((error!.response as Response).status).toBe(503);
+  });
+
+  it('takes a failed fetch for a network error', async () => {
+    const error = await answer(() => Promise.reject(new TypeError('Failed to fetch')));
+    expect(isNetworkError(error)).toBe(true);
+    expect(isOverloaded(error)).toBe(false);
+    expect(errorCodes(error)).toEqual([]);
+  });
+
+  it('takes a 503 without a GraphQL body (a proxy page) for a network error', async () => {
+    const error = await answer(() =>
+      Promise.resolve(new Response('<html>busy</html>', { status: 503, statusText: 'Service Unavailable', headers: { 'Content-Type': 'text/html' } })),
+    );
+    expect(isNetworkError(error)).toBe(true);
+    expect(isOverloaded(error)).toBe(false);
+  });
+
+  it('does not take other codes for OVERLOADED', async () => {
+    const error = await answer(() => json(200, { errors: [{ message: 'too many requests; retry later', extensions: { code: 'RATE_LIMITED', retryAfter: 3 } }] }));
+    expect(isOverloaded(error)).toBe(false);
+    expect(firstErrorCode(error)).toBe('RATE_LIMITED');
+  });
+});
+
+describe('errorText', () => {
+  it.each([
+    { locale: 'en' as const, want: 'The server is busy and did nothing with this request. Try again in a moment.' },
+    { locale: 'zh-CN' as const, want: '服务器繁忙，未处理此请求。请稍候再试。' },
+  ])('puts OVERLOADED in words in $locale', async ({ locale, want }) => {
+    const error = await answer(() => json(503, overloadedBody, { 'Retry-After': '1' }));
+    expect(errorText(locale, error)).toBe(want);
+  });
+
+  it.each([
+    { locale: 'en' as const, want: 'Too many requests. Wait a moment and try again.' },
+    { locale: 'zh-CN' as const, want: '请求过于频繁，请稍候再试。' },
+  ])('puts RATE_LIMITED in words in $locale', async ({ locale, want }) => {
+    const error = await answer(() => json(200, { errors: [{ message: 'too many requests; retry later', extensions: { code: 'RATE_LIMITED', retryAfter: 3 } }] }));
+    expect(errorText(locale, error)).toBe(want);
+  });
+
+  it('says a network error is one, and shows the server message of an unknown code', async () => {
+    expect(errorText('en', await answer(() => Promise.reject(new TypeError('Failed to fetch'))))).toBe('No answer from the server (network error).');
+    const unknown = await answer(() => json(200, { errors: [{ message: 'something new', extensions: { code: 'SOMETHING_NEW' } }] }));
+    expect(errorText('en', unknown)).toBe('Failed: something new');
+    expect(errorText('en', undefined)).toBe('');
+  });
+});
