@@ -53,7 +53,6 @@ func Open(ctx context.Context, databaseURL string, opts OpenOptions) (*gorm.DB, 
 		TranslateError:         true,
 		SkipDefaultTransaction: true,
 		NowFunc:                func() time.Time { return time.Now().UTC() },
-		Logger:                 newGormLogger(opts.Logger),
 	}
 	var (
 		dial     gorm.Dialector
@@ -77,6 +76,7 @@ func Open(ctx context.Context, databaseURL string, opts OpenOptions) (*gorm.DB, 
 			maxConns = 8
 		}
 	}
+	cfg.Logger = newGormLogger(opts.Logger, dial)
 	db, err := gorm.Open(dial, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)

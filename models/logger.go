@@ -16,13 +16,23 @@ const slowQuery = 200 * time.Millisecond
 // gormLogger forwards GORM's logs to slog: slow statements as warnings and
 // errors other than "record not found" and translated constraint violations,
 // which services handle as expected outcomes.
-type gormLogger struct{ l *slog.Logger }
+type gormLogger struct {
+	l *slog.Logger
+	// translate maps driver errors to GORM's, as TranslateError does for
+	// results: a statement run through Raw reaches Trace untranslated, and a
+	// unique violation there is an expected outcome (a replayed request id).
+	translate func(error) error
+}
 
-func newGormLogger(l *slog.Logger) logger.Interface {
+func newGormLogger(l *slog.Logger, dial gorm.Dialector) logger.Interface {
 	if l == nil {
 		return logger.Discard
 	}
-	return gormLogger{l: l}
+	g := gormLogger{l: l, translate: func(err error) error { return err }}
+	if t, ok := dial.(gorm.ErrorTranslator); ok {
+		g.translate = t.Translate
+	}
+	return g
 }
 
 func (g gormLogger) LogMode(logger.LogLevel) logger.Interface { return g }
@@ -41,6 +51,9 @@ func (g gormLogger) Error(ctx context.Context, msg string, args ...any) {
 
 func (g gormLogger) Trace(ctx context.Context, begin time.Time, fc func() (string, int64), err error) {
 	elapsed := time.Since(begin)
+	if err != nil {
+		err = g.translate(err)
+	}
 	// fc renders the statement with its arguments, which costs more than the
 	// statement's own round trip: only render what will be written.
 	switch {
