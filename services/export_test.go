@@ -1,8 +1,180 @@
 package services
 
+import (
+	"context"
+	"fmt"
+
+	"coupond/models"
+)
+
 // SetIssuance makes c issue coupons in chunks of chunk coupons, drawing their
 // codes from fill; zero values restore the defaults.
 func SetIssuance(c *Campaigns, chunk int64, fill func([]string)) { c.chunk, c.fillCodes = chunk, fill }
 
 // FillCouponCodes is fillCouponCodes, for tests that draw real codes.
 var FillCouponCodes = fillCouponCodes
+
+// CheckWithReference runs the reconciliation checks as they were first
+// written, one plain query each, for tests that compare them with Check.
+func CheckWithReference(ctx context.Context, r *Reconciler) ([]Violation, error) {
+	return r.run(ctx, referenceChecks, 1)
+}
+
+// referenceChecks are the checks as first written: the straightforward SQL of
+// each invariant, kept to prove the faster SQL in checks reports the same.
+var referenceChecks = []check{
+	{
+		kind: models.FindingSucceededFlowCouponNotRedeemed,
+		sql: `SELECT f.merchant_id, f.coupon_id, f.redeem_no, c.status AS a, c.redeem_no AS b
+FROM redemption_flows f JOIN coupons c ON c.id = f.coupon_id
+WHERE f.status = 'SUCCEEDED'
+  AND NOT (c.status IN ('REDEEMED', 'REFUNDED') AND c.redeem_no IS NOT NULL AND c.redeem_no = f.redeem_no)`,
+		args: noArgs, subject: byRedeemNo,
+		details: func(r checkRow) string {
+			return fmt.Sprintf("redemption succeeded but its coupon is %s held by %s", str(r.A), str(r.B))
+		},
+	},
+	{
+		kind: models.FindingRedeemedCouponFlowCount,
+		sql: `SELECT c.merchant_id, c.id AS coupon_id, c.status AS a, COALESCE(s.n, 0) AS n
+FROM coupons c LEFT JOIN (SELECT coupon_id, COUNT(*) AS n FROM redemption_flows WHERE status = 'SUCCEEDED' GROUP BY coupon_id) s
+  ON s.coupon_id = c.id
+WHERE c.status IN ('REDEEMED', 'REFUNDED') AND COALESCE(s.n, 0) <> 1`,
+		args: noArgs, subject: byCoupon,
+		details: func(r checkRow) string {
+			return fmt.Sprintf("coupon is %s with %d succeeded redemptions, want 1", str(r.A), num(r.N))
+		},
+	},
+	{
+		kind: models.FindingProcessingFlowCouponNotHeld,
+		sql: `SELECT f.merchant_id, f.coupon_id, f.redeem_no, c.status AS a, c.redeem_no AS b
+FROM redemption_flows f JOIN coupons c ON c.id = f.coupon_id
+WHERE f.status = 'PROCESSING'
+  AND NOT (c.status = 'REDEEMING' AND c.redeem_no IS NOT NULL AND c.redeem_no = f.redeem_no)`,
+		args: noArgs, subject: byRedeemNo,
+		details: func(r checkRow) string {
+			return fmt.Sprintf("redemption is processing but its coupon is %s held by %s", str(r.A), str(r.B))
+		},
+	},
+	{
+		kind: models.FindingRedeemingCouponWithoutFlow,
+		sql: `SELECT c.merchant_id, c.id AS coupon_id, c.redeem_no
+FROM coupons c
+WHERE c.status = 'REDEEMING' AND NOT EXISTS (SELECT 1 FROM redemption_flows f
+  WHERE f.coupon_id = c.id AND f.redeem_no = c.redeem_no AND f.status = 'PROCESSING')`,
+		args:    noArgs,
+		subject: func(r checkRow) string { return byCoupon(r) + ":" + str(r.RedeemNo) },
+		details: func(r checkRow) string { return "coupon is REDEEMING without the processing redemption holding it" },
+	},
+	{
+		kind: models.FindingStuckRedeeming,
+		sql: `SELECT c.merchant_id, c.id AS coupon_id, f.redeem_no
+FROM coupons c JOIN redemption_flows f ON f.coupon_id = c.id AND f.redeem_no = c.redeem_no AND f.status = 'PROCESSING'
+WHERE c.status = 'REDEEMING' AND f.hold_until < ?`,
+		args:    func(p checkParams) []any { return []any{p.stuckCutoff} },
+		subject: byRedeemNo,
+		details: func(r checkRow) string {
+			return "coupon is still REDEEMING past its hold deadline and one compensation interval"
+		},
+	},
+	{
+		kind: models.FindingOrderWithoutRedemption, orders: true,
+		// A live order is justified by a redemption in flight or a succeeded one
+		// not refunded; a refund younger than the grace period may still be
+		// cancelling its order.
+		sql: `SELECT o.merchant_id, o.coupon_id, o.redeem_no, o.id AS ref_id
+FROM orders o
+WHERE o.status = 'CREATED' AND NOT EXISTS (SELECT 1 FROM redemption_flows f
+  WHERE f.merchant_id = o.merchant_id AND f.redeem_no = o.redeem_no
+    AND (f.status = 'PROCESSING' OR (f.status = 'SUCCEEDED'
+      AND NOT EXISTS (SELECT 1 FROM refund_flows r WHERE r.redemption_id = f.id AND r.created_at < ?))))`,
+		args:    func(p checkParams) []any { return []any{p.refundCutoff} },
+		subject: byRedeemNo,
+		details: func(r checkRow) string {
+			return fmt.Sprintf("order %d is live without a succeeded, unrefunded redemption", num(r.RefID))
+		},
+	},
+	{
+		kind: models.FindingRedemptionWithoutOrder, orders: true,
+		sql: `SELECT f.merchant_id, f.coupon_id, f.redeem_no
+FROM redemption_flows f
+WHERE f.status = 'SUCCEEDED' AND f.operation = 'REDEEM'
+  AND NOT EXISTS (SELECT 1 FROM refund_flows r WHERE r.redemption_id = f.id)
+  AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.redeem_no = f.redeem_no AND o.status = 'CREATED')`,
+		args: noArgs, subject: byRedeemNo,
+		details: func(r checkRow) string { return "redemption succeeded but has no live order" },
+	},
+	{
+		kind: models.FindingRefundWithoutRedemption,
+		sql: `SELECT r.merchant_id, r.coupon_id, r.redeem_no, r.id AS ref_id, f.status AS a
+FROM refund_flows r LEFT JOIN redemption_flows f ON f.id = r.redemption_id
+WHERE f.id IS NULL OR f.status <> 'SUCCEEDED' OR f.coupon_id <> r.coupon_id OR f.redeem_no <> r.redeem_no
+  OR f.merchant_id <> r.merchant_id`,
+		args: noArgs, subject: byRef,
+		details: func(r checkRow) string {
+			return fmt.Sprintf("refund %d does not reverse a succeeded redemption of its coupon (redemption %s)",
+				num(r.RefID), str(r.A))
+		},
+	},
+	{
+		kind: models.FindingRefundCount,
+		sql: `SELECT c.merchant_id, c.id AS coupon_id, c.status AS a, COALESCE(s.n, 0) AS n
+FROM coupons c LEFT JOIN (SELECT coupon_id, COUNT(*) AS n FROM refund_flows GROUP BY coupon_id) s ON s.coupon_id = c.id
+WHERE c.status = 'REFUNDED' AND COALESCE(s.n, 0) <> 1`,
+		args: noArgs, subject: byCoupon,
+		details: func(r checkRow) string {
+			return fmt.Sprintf("coupon is %s with %d refunds, want 1", str(r.A), num(r.N))
+		},
+	},
+	{
+		kind: models.FindingRefundCount,
+		sql: `SELECT c.merchant_id, c.id AS coupon_id, c.status AS a, COUNT(*) AS n
+FROM refund_flows r JOIN coupons c ON c.id = r.coupon_id
+WHERE c.status <> 'REFUNDED'
+GROUP BY c.merchant_id, c.id, c.status`,
+		args: noArgs, subject: byCoupon,
+		details: func(r checkRow) string {
+			return fmt.Sprintf("coupon is %s with %d refunds, want 0", str(r.A), num(r.N))
+		},
+	},
+	{
+		kind: models.FindingHistoryMismatch,
+		sql: `SELECT c.merchant_id, c.id AS coupon_id, c.status AS a, lt.to_status AS b, c.version AS n, COALESCE(t.n, 0) AS m
+FROM coupons c
+LEFT JOIN (SELECT coupon_id, COUNT(*) AS n FROM coupon_transitions GROUP BY coupon_id) t ON t.coupon_id = c.id
+LEFT JOIN coupon_transitions lt ON lt.coupon_id = c.id AND lt.version_after = c.version
+WHERE c.version <> COALESCE(t.n, 0)
+   OR (c.version > 0 AND (lt.id IS NULL OR lt.to_status <> c.status))
+   OR (c.version = 0 AND c.status <> 'UNUSED')`,
+		args: noArgs, subject: byCoupon,
+		details: func(r checkRow) string {
+			return fmt.Sprintf("coupon is %s at version %d with %d transitions, the last ending in %s",
+				str(r.A), num(r.N), num(r.M), str(r.B))
+		},
+	},
+	{
+		kind: models.FindingIllegalTransition,
+		sql: `SELECT t.merchant_id, t.coupon_id, t.id AS ref_id, t.from_status AS a, t.to_status AS b, t.flow_no AS c,
+  p.to_status AS d
+FROM coupon_transitions t
+LEFT JOIN coupon_transitions p ON p.coupon_id = t.coupon_id AND p.version_after = t.version_after - 1
+WHERE NOT ` + legalEdgeSQL("t") + `
+   OR (t.version_after = 1 AND t.from_status <> 'UNUSED')
+   OR (t.version_after > 1 AND (p.id IS NULL OR p.to_status <> t.from_status))`,
+		args: noArgs, subject: byRef,
+		details: func(r checkRow) string {
+			return fmt.Sprintf("transition %d %s -> %s by %s is not a legal edge after %s",
+				num(r.RefID), str(r.A), str(r.B), str(r.C), str(r.D))
+		},
+	},
+	{
+		kind: models.FindingIssuedCountMismatch,
+		sql: `SELECT k.merchant_id, k.id AS ref_id, k.issued + k.reissued AS n, COALESCE(s.n, 0) AS m
+FROM campaigns k LEFT JOIN (SELECT campaign_id, COUNT(*) AS n FROM coupons GROUP BY campaign_id) s ON s.campaign_id = k.id
+WHERE k.issued + k.reissued <> COALESCE(s.n, 0)`,
+		args: noArgs, subject: byRef,
+		details: func(r checkRow) string {
+			return fmt.Sprintf("campaign %d counts %d issued and reissued coupons but has %d", num(r.RefID), num(r.N), num(r.M))
+		},
+	},
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -149,8 +150,10 @@ WHERE f.status = 'PROCESSING'
 	},
 	{
 		kind: models.FindingRedeemingCouponWithoutFlow,
+		// Reached through merchants so the (merchant_id, status) index finds
+		// the few REDEEMING coupons instead of a scan of them all.
 		sql: `SELECT c.merchant_id, c.id AS coupon_id, c.redeem_no
-FROM coupons c
+FROM merchants m JOIN coupons c ON c.merchant_id = m.id
 WHERE c.status = 'REDEEMING' AND NOT EXISTS (SELECT 1 FROM redemption_flows f
   WHERE f.coupon_id = c.id AND f.redeem_no = c.redeem_no AND f.status = 'PROCESSING')`,
 		args:    noArgs,
@@ -172,13 +175,19 @@ WHERE c.status = 'REDEEMING' AND f.hold_until < ?`,
 		kind: models.FindingOrderWithoutRedemption, orders: true,
 		// A live order is justified by a redemption in flight or a succeeded one
 		// not refunded; a refund younger than the grace period may still be
-		// cancelling its order.
+		// cancelling its order. A redemption number names one flow at most, so
+		// this is the orders without a live flow plus the orders whose
+		// succeeded flow was refunded: two anti- and semi-joins, where a refund
+		// test nested in the first would run once per flow.
 		sql: `SELECT o.merchant_id, o.coupon_id, o.redeem_no, o.id AS ref_id
 FROM orders o
 WHERE o.status = 'CREATED' AND NOT EXISTS (SELECT 1 FROM redemption_flows f
-  WHERE f.merchant_id = o.merchant_id AND f.redeem_no = o.redeem_no
-    AND (f.status = 'PROCESSING' OR (f.status = 'SUCCEEDED'
-      AND NOT EXISTS (SELECT 1 FROM refund_flows r WHERE r.redemption_id = f.id AND r.created_at < ?))))`,
+  WHERE f.merchant_id = o.merchant_id AND f.redeem_no = o.redeem_no AND f.status IN ('PROCESSING', 'SUCCEEDED'))
+UNION ALL
+SELECT o.merchant_id, o.coupon_id, o.redeem_no, o.id AS ref_id
+FROM orders o JOIN redemption_flows f ON f.merchant_id = o.merchant_id AND f.redeem_no = o.redeem_no
+WHERE o.status = 'CREATED' AND f.status = 'SUCCEEDED'
+  AND EXISTS (SELECT 1 FROM refund_flows r WHERE r.redemption_id = f.id AND r.created_at < ?)`,
 		args:    func(p checkParams) []any { return []any{p.refundCutoff} },
 		subject: byRedeemNo,
 		details: func(r checkRow) string {
@@ -210,7 +219,8 @@ WHERE f.id IS NULL OR f.status <> 'SUCCEEDED' OR f.coupon_id <> r.coupon_id OR f
 	{
 		kind: models.FindingRefundCount,
 		sql: `SELECT c.merchant_id, c.id AS coupon_id, c.status AS a, COALESCE(s.n, 0) AS n
-FROM coupons c LEFT JOIN (SELECT coupon_id, COUNT(*) AS n FROM refund_flows GROUP BY coupon_id) s ON s.coupon_id = c.id
+FROM merchants m JOIN coupons c ON c.merchant_id = m.id
+LEFT JOIN (SELECT coupon_id, COUNT(*) AS n FROM refund_flows GROUP BY coupon_id) s ON s.coupon_id = c.id
 WHERE c.status = 'REFUNDED' AND COALESCE(s.n, 0) <> 1`,
 		args: noArgs, subject: byCoupon,
 		details: func(r checkRow) string {
@@ -230,12 +240,15 @@ GROUP BY c.merchant_id, c.id, c.status`,
 	},
 	{
 		kind: models.FindingHistoryMismatch,
-		sql: `SELECT c.merchant_id, c.id AS coupon_id, c.status AS a, lt.to_status AS b, c.version AS n, COALESCE(t.n, 0) AS m
-FROM coupons c
-LEFT JOIN (SELECT coupon_id, COUNT(*) AS n FROM coupon_transitions GROUP BY coupon_id) t ON t.coupon_id = c.id
-LEFT JOIN coupon_transitions lt ON lt.coupon_id = c.id AND lt.version_after = c.version
-WHERE c.version <> COALESCE(t.n, 0)
-   OR (c.version > 0 AND (lt.id IS NULL OR lt.to_status <> c.status))
+		// One join of each coupon with its transitions, counted and searched
+		// for the one that made the current version (versions are unique per
+		// coupon), instead of joining the transitions twice.
+		sql: `SELECT c.merchant_id, c.id AS coupon_id, c.status AS a,
+  MAX(t.to_status) FILTER (WHERE t.version_after = c.version) AS b, c.version AS n, COUNT(t.id) AS m
+FROM coupons c LEFT JOIN coupon_transitions t ON t.coupon_id = c.id
+GROUP BY c.id
+HAVING c.version <> COUNT(t.id)
+   OR (c.version > 0 AND MAX(t.to_status) FILTER (WHERE t.version_after = c.version) IS DISTINCT FROM c.status)
    OR (c.version = 0 AND c.status <> 'UNUSED')`,
 		args: noArgs, subject: byCoupon,
 		details: func(r checkRow) string {
@@ -245,13 +258,16 @@ WHERE c.version <> COALESCE(t.n, 0)
 	},
 	{
 		kind: models.FindingIllegalTransition,
+		// The transition before t is the previous one in version order when its
+		// version is t's minus one (versions are unique per coupon): one ordered
+		// pass with lag instead of joining the table with itself.
 		sql: `SELECT t.merchant_id, t.coupon_id, t.id AS ref_id, t.from_status AS a, t.to_status AS b, t.flow_no AS c,
-  p.to_status AS d
-FROM coupon_transitions t
-LEFT JOIN coupon_transitions p ON p.coupon_id = t.coupon_id AND p.version_after = t.version_after - 1
+  CASE WHEN t.prev_version = t.version_after - 1 THEN t.prev_to END AS d
+FROM (SELECT t.*, LAG(t.version_after) OVER w AS prev_version, LAG(t.to_status) OVER w AS prev_to
+  FROM coupon_transitions t WINDOW w AS (PARTITION BY t.coupon_id ORDER BY t.version_after)) t
 WHERE NOT ` + legalEdgeSQL("t") + `
    OR (t.version_after = 1 AND t.from_status <> 'UNUSED')
-   OR (t.version_after > 1 AND (p.id IS NULL OR p.to_status <> t.from_status))`,
+   OR (t.version_after > 1 AND (t.prev_version IS NULL OR t.prev_version <> t.version_after - 1 OR t.prev_to <> t.from_status))`,
 		args: noArgs, subject: byRef,
 		details: func(r checkRow) string {
 			return fmt.Sprintf("transition %d %s -> %s by %s is not a legal edge after %s",
@@ -277,21 +293,71 @@ WHERE k.issued + k.reissued <> COALESCE(s.n, 0)`,
 // their hold deadline plus one compensation interval, and refunds younger than
 // one compensation interval whose order is being cancelled. It fails only when a
 // query fails.
+//
+// Up to checkWorkers checks run at once, each a single statement on a
+// connection of its own: every check compares rows of one snapshot, and the
+// grace periods cover what changes between checks.
 func (r *Reconciler) Check(ctx context.Context) ([]Violation, error) {
+	return r.run(ctx, checks, checkWorkers)
+}
+
+// checkWorkers is how many checks run at once. Most checks are one big join,
+// which PostgreSQL runs on one core; two at a time keep two cores busy
+// without taking more than two connections from the pool.
+const checkWorkers = 2
+
+func (r *Reconciler) run(ctx context.Context, all []check, workers int) ([]Violation, error) {
 	now := r.now()
 	p := checkParams{now: now, refundCutoff: now.Add(-r.interval), stuckCutoff: now.Add(-r.interval)}
+	var todo []check
+	for _, c := range all {
+		if !c.orders || r.ordersInDB {
+			todo = append(todo, c)
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	db := r.db.WithContext(ctx)
+	rows := make([][]checkRow, len(todo))
+	var (
+		wg       sync.WaitGroup
+		failOnce sync.Once
+		failed   error
+	)
+	next := make(chan int)
+	for range min(workers, len(todo)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				c := todo[i]
+				if err := db.Raw(c.sql, c.args(p)...).Scan(&rows[i]).Error; err != nil {
+					// The first failure cancels the other checks; their
+					// cancellation errors say nothing more.
+					failOnce.Do(func() { failed = fmt.Errorf("reconciliation check %s: %w", c.kind, err) })
+					cancel()
+				}
+			}
+		}()
+	}
+	for i := range todo {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if failed != nil {
+		return nil, failed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	var out []Violation
 	seen := map[string]bool{}
-	for _, c := range checks {
-		if c.orders && !r.ordersInDB {
-			continue
-		}
-		var rows []checkRow
-		if err := db.Raw(c.sql, c.args(p)...).Scan(&rows).Error; err != nil {
-			return nil, fmt.Errorf("reconciliation check %s: %w", c.kind, err)
-		}
-		for _, row := range rows {
+	for i, c := range todo {
+		for _, row := range rows[i] {
 			v := Violation{MerchantID: row.MerchantID, Kind: c.kind, CouponID: row.CouponID, RedeemNo: row.RedeemNo,
 				Details: c.details(row), Key: string(c.kind) + ":" + c.subject(row)}
 			id := strconv.FormatInt(v.MerchantID, 10) + "/" + v.Key
