@@ -322,7 +322,7 @@ func (s *Redemptions) open(ctx context.Context, actor Actor, op models.Operation
 		})
 	}
 	switch {
-	case errors.Is(err, ErrCouponNotFound), errors.Is(err, gorm.ErrDuplicatedKey):
+	case errors.Is(err, ErrCouponNotFound), errors.Is(err, gorm.ErrDuplicatedKey), errors.Is(err, errKnownRequest):
 		// A repeat of a known request id, or a concurrent copy of a new one
 		// that committed first: answer with the first request's flow. An
 		// unknown code under a fresh request id is COUPON_NOT_FOUND.
@@ -362,8 +362,30 @@ func (s *Redemptions) redeemOnceOrReject(db *gorm.DB, actor Actor, flow *models.
 		return err
 	}
 	flow.HoldUntil = nil
-	return s.reject(db, flow, code, now)
+	// One read answers both questions left: is this a repeat of a known
+	// request id (then the stored flow is the answer, and nothing is
+	// written), and if not, why was the coupon not taken.
+	var row struct {
+		models.Coupon
+		Prior *int64
+	}
+	res := db.Raw(`SELECT c.*, (SELECT f.id FROM redemption_flows f
+  WHERE f.merchant_id = c.merchant_id AND f.operation = ? AND f.request_id = ?) AS prior
+FROM coupons c WHERE c.merchant_id = ? AND c.code = ?`, string(flow.Operation), flow.RequestID, flow.MerchantID, code).Scan(&row)
+	switch {
+	case res.Error != nil:
+		return res.Error
+	case res.RowsAffected == 0:
+		return ErrCouponNotFound
+	case row.Prior != nil:
+		return errKnownRequest
+	}
+	return s.rejectCoupon(db, flow, &row.Coupon, now)
 }
+
+// errKnownRequest says a request id already has a flow: the caller answers
+// with it.
+var errKnownRequest = errors.New("request id already known")
 
 // reject records, inside the reserve transaction, a REJECTED flow for a
 // coupon the conditional update did not take, with the reason; an unknown code
@@ -377,11 +399,17 @@ func (s *Redemptions) reject(tx *gorm.DB, flow *models.RedemptionFlow, code stri
 	if err != nil {
 		return err
 	}
+	return s.rejectCoupon(tx, flow, &c, now)
+}
+
+// rejectCoupon records a REJECTED flow for coupon c with the first rule that
+// keeps it from being reserved.
+func (s *Redemptions) rejectCoupon(tx *gorm.DB, flow *models.RedemptionFlow, c *models.Coupon, now time.Time) error {
 	campaign, err := s.campaigns.cached(tx, c.CampaignID)
 	if err != nil {
 		return err
 	}
-	reason, err := diagnose(tx, campaign, &c, flow.StoreID, flow.OrderAmount, now)
+	reason, err := diagnose(tx, campaign, c, flow.StoreID, flow.OrderAmount, now)
 	if err != nil {
 		return err
 	}

@@ -135,8 +135,14 @@ func sameRequestID(t *testing.T, oneCommit bool) {
 }
 
 func TestRequestIDReusedWithOtherParameters(t *testing.T) {
+	for _, oneCommit := range []bool{false, true} {
+		t.Run(fmt.Sprintf("one-commit=%t", oneCommit), func(t *testing.T) { requestIDReused(t, oneCommit) })
+	}
+}
+
+func requestIDReused(t *testing.T, oneCommit bool) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
-		w := newWorld(t, db)
+		w := newWorldWith(t, db, oneCommit)
 		codes := w.issue(w.campaign, 2)
 		first, err := w.redeem(codes[0], "req-1", 5000)
 		must(t, err)
@@ -151,12 +157,19 @@ func TestRequestIDReusedWithOtherParameters(t *testing.T) {
 		}{
 			{"another code", codes[1], 5000},
 			{"another amount", codes[0], 6000},
+			{"an unknown code", services.NewCouponCode(), 5000},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				_, err := w.redeem(tt.code, "req-1", tt.amount)
 				wantCode(t, err, "IDEMPOTENCY_KEY_REUSED")
 			})
+		}
+		// The same request again is the first answer, not a rejection.
+		again, err := w.redeem(codes[0], "req-1", 5000)
+		must(t, err)
+		if again.Status != models.FlowSucceeded || again.RedeemNo != first.RedeemNo {
+			t.Fatalf("repeat answered %s/%s, want %s/SUCCEEDED", again.RedeemNo, again.Status, first.RedeemNo)
 		}
 		if got := w.count(&models.RedemptionFlow{}, "1 = 1"); got != flows {
 			t.Fatalf("flows %d, want %d: a reused key wrote", got, flows)
@@ -167,7 +180,7 @@ func TestRequestIDReusedWithOtherParameters(t *testing.T) {
 		// A rejection is the final answer for its request id, too.
 		rej, err := w.redeem(codes[0], "req-2", 5000)
 		must(t, err)
-		again, err := w.redeem(codes[0], "req-2", 5000)
+		again, err = w.redeem(codes[0], "req-2", 5000)
 		must(t, err)
 		if rej.Status != models.FlowRejected || again.RedeemNo != rej.RedeemNo || again.Status != models.FlowRejected {
 			t.Fatalf("rejection not replayed: %s/%s then %s/%s", rej.RedeemNo, rej.Status, again.RedeemNo, again.Status)
