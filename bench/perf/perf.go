@@ -177,7 +177,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	// Settle the tables after bulk issuance and warm connections up, so the
 	// ramp measures the redemption path rather than autovacuum or dialling.
-	if _, err := fx.Pool.Exec(ctx, "VACUUM ANALYZE coupons"); err != nil {
+	if err := settle(ctx, fx); err != nil {
 		return nil, err
 	}
 	load.Run(ctx, load.Attack{Name: "warm-up", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: 50},
@@ -369,6 +369,17 @@ func knee(rs []*load.Record, p load.Ramp) ([]Step, float64, string) {
 	for i, st := range steps {
 		if bad(st) && (i+1 >= len(steps) || bad(steps[i+1])) {
 			reason = fmt.Sprintf("from %.0f/s offered: p99 %.0f ms, %d errors", st.Offered, st.P99, st.Errors)
+			// Say so when the breakdown was a stall the server came out of:
+			// the knee stays the first breakdown, as the method defines it.
+			later := 0.0
+			for _, after := range steps[i+2:] {
+				if !bad(after) {
+					later = after.Offered
+				}
+			}
+			if later > kneeRate {
+				reason += fmt.Sprintf("; later windows up to %.0f/s offered were good again, so this was a stall rather than the limit", later)
+			}
 			break
 		}
 		if !bad(st) {
