@@ -1,8 +1,9 @@
 // Package faults is coupond's fault suite: with redemption load running and
 // every answer recorded, it kills, pauses and doubles the server, crashes it
 // at the protocol's crash points, terminates and delays its PostgreSQL
-// connections through a loopback proxy and makes the order service fail,
-// then checks the invariants with `coupond audit`, the client history and the
+// connections through a loopback proxy, restarts a private PostgreSQL cluster
+// (fast and immediate shutdown) and makes the order service fail, then
+// checks the invariants with `coupond audit`, the client history and the
 // order service's orders. The crash points need a coupond built with
 // -tags crashpoints (bench/run.sh faults builds one).
 package faults
@@ -14,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -85,7 +87,8 @@ const (
 type world struct {
 	cfg   Config
 	fx    *harness.Fixture
-	px    *proxy.Proxy
+	px    *proxy.Proxy     // nil when the server reaches PostgreSQL directly
+	pg    *harness.Cluster // the private cluster the database lives on, if any
 	osvc  *ordersvc.Service
 	codes []string
 	next  atomic.Int64
@@ -107,20 +110,25 @@ func (c Config) logf(format string, a ...any) {
 	}
 }
 
-// newWorld starts a proxy to PostgreSQL, optionally an order service, and a
-// server that reaches the database through the proxy.
-func newWorld(ctx context.Context, cfg Config, db string, webhook bool, ncodes int) (*world, error) {
+// newWorld starts a proxy to PostgreSQL (unless direct), optionally an order
+// service, and a server that reaches the database through the proxy or,
+// direct, at PostgreSQL's own port.
+func newWorld(ctx context.Context, cfg Config, db string, webhook, direct bool, ncodes int) (*world, error) {
 	env := cfg.Env
-	px, err := proxy.Start(fmt.Sprintf("%s:%d", env.PGHost, env.PGPort))
-	if err != nil {
-		return nil, err
-	}
-	w := &world{cfg: cfg, px: px}
+	w := &world{cfg: cfg}
 	sc := harness.ServerConfig{Name: db, Jobs: true, HoldTimeout: hold, CompensateEvery: every, FulfilTimeout: time.Second,
-		DatabaseURL: env.DBURL(db, px.Port()), MaxConns: 8}
+		DatabaseURL: env.DBURL(db, 0), MaxConns: 8}
+	if !direct {
+		px, err := proxy.Start(fmt.Sprintf("%s:%d", env.PGHost, env.PGPort))
+		if err != nil {
+			return nil, err
+		}
+		w.px, sc.DatabaseURL = px, env.DBURL(db, px.Port())
+	}
+	var err error
 	if webhook {
 		if w.osvc, err = ordersvc.Start([]byte(secret)); err != nil {
-			px.Close()
+			w.close()
 			return nil, err
 		}
 		sc.WebhookURL, sc.WebhookSecret = w.osvc.URL, secret
@@ -146,7 +154,9 @@ func (w *world) close() {
 	if w.osvc != nil {
 		w.osvc.Close()
 	}
-	w.px.Close()
+	if w.px != nil {
+		w.px.Close()
+	}
 }
 
 // Run runs the suite (the CI subset with cfg.CI).
@@ -157,14 +167,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	kills, crashes := 10, 3
 	// Far more fresh coupons than any fault uses; issuing them is part of the
 	// wall time, which the CI subset keeps under a minute.
-	dbCodes, webhookCodes := 100_000, 50_000
+	dbCodes, webhookCodes, restartCodes := 100_000, 50_000, 5_000
 	if cfg.CI {
 		rate, secs, kills, crashes = 60, 5*time.Second, 3, 1
-		dbCodes, webhookCodes = 5_000, 5_000
+		dbCodes, webhookCodes, restartCodes = 5_000, 5_000, 1_000
 	}
 
 	// Process and database faults, builtin adapter (audit checks orders too).
-	w, err := newWorld(ctx, cfg, "coupond_faults", false, dbCodes)
+	w, err := newWorld(ctx, cfg, "coupond_faults", false, false, dbCodes)
 	if err != nil {
 		return nil, err
 	}
@@ -202,15 +212,6 @@ WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name <> 'coupond-
 				time.Sleep(time.Second)
 			}
 			return last, fmt.Sprintf("%d backends terminated", n), nil
-		}},
-		{"PostgreSQL restart (simulated)", "every backend terminated and every proxied connection severed, new connections refused for 2 s", false, func(ctx context.Context, w *world) (time.Time, string, error) {
-			w.px.SetRefuse(true)
-			w.px.Sever()
-			_, _ = w.fx.Pool.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name <> 'coupond-bench'`, w.fx.DBName)
-			time.Sleep(2 * time.Second)
-			w.px.SetRefuse(false)
-			return time.Now(), "", nil
 		}},
 		{"latency to PostgreSQL", "50 ms added to every chunk both ways for 3 s", false, func(ctx context.Context, w *world) (time.Time, string, error) {
 			w.px.SetLatency(50 * time.Millisecond)
@@ -262,8 +263,20 @@ WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name <> 'coupond-
 	}
 	w.close()
 
+	var modes []string
+	for _, r := range restarts {
+		if !cfg.CI || r.ci {
+			modes = append(modes, r.mode)
+		}
+	}
+	frs, err := runRestarts(ctx, cfg, modes, rate, secs, restartCodes)
+	if err != nil {
+		return nil, err
+	}
+	res.Faults = append(res.Faults, frs...)
+
 	// Fulfillment adapter faults, webhook adapter to the reference order service.
-	w, err = newWorld(ctx, cfg, "coupond_faults_webhook", true, webhookCodes)
+	w, err = newWorld(ctx, cfg, "coupond_faults_webhook", true, false, webhookCodes)
 	if err != nil {
 		return nil, err
 	}
@@ -313,6 +326,96 @@ WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name <> 'coupond-
 	}
 	res.WallSeconds = time.Since(start).Seconds()
 	return res, nil
+}
+
+// restart is a real restart of PostgreSQL under load, on a private cluster.
+type restart struct {
+	mode string // pg_ctl's shutdown mode
+	how  string
+	ci   bool
+}
+
+var restarts = []restart{
+	{"fast", "`pg_ctl restart -m fast`: sessions terminated, in-flight transactions rolled back, shutdown checkpoint, start", false},
+	{"immediate", "`pg_ctl restart -m immediate`: every PostgreSQL process killed without a checkpoint, like a crash; " +
+		"on start, crash recovery replays the WAL", true},
+}
+
+// runRestarts creates a private PostgreSQL cluster (the machine's server is
+// shared and must not be restarted), starts a server on it with the builtin
+// adapter, reaching PostgreSQL directly as it would in production, and runs
+// one restart fault per mode. The cluster is removed at the end, on failure
+// too.
+func runRestarts(ctx context.Context, cfg Config, modes []string, rate float64, secs time.Duration, ncodes int) ([]FaultResult, error) {
+	if len(modes) == 0 {
+		return nil, nil
+	}
+	t0 := time.Now()
+	pg, err := harness.StartCluster(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("private PostgreSQL cluster: %w", err)
+	}
+	defer pg.Stop()
+	setup := time.Since(t0)
+	cfg.logf("private PostgreSQL %s cluster on 127.0.0.1:%d: initdb and start %.1f s", pg.Version, pg.Port, setup.Seconds())
+	cfg.Env = pg.Env(cfg.Env)
+	w, err := newWorld(ctx, cfg, "coupond_faults_restart", false, true, ncodes)
+	if err != nil {
+		return nil, err
+	}
+	defer w.close()
+	w.pg = pg
+	var out []FaultResult
+	for _, m := range modes {
+		i := slices.IndexFunc(restarts, func(r restart) bool { return r.mode == m })
+		name := "PostgreSQL restart -m " + m
+		fr, err := w.run(ctx, name, restarts[i].how, rate, secs, restartPG(m))
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", name, err)
+		}
+		fr.Notes = fmt.Sprintf("PostgreSQL %s, private cluster made in %.1f s; %s", pg.Version, setup.Seconds(), fr.Notes)
+		out = append(out, fr)
+	}
+	return out, nil
+}
+
+var (
+	redoStart = regexp.MustCompile(`redo starts at ([0-9A-F]+)/([0-9A-F]+)`)
+	redoDone  = regexp.MustCompile(`redo done at ([0-9A-F]+)/([0-9A-F]+)`)
+)
+
+// restartPG restarts w's cluster with pg_ctl restart -m mode. After an
+// immediate shutdown the server log must show crash recovery replaying WAL,
+// or the fault did not inject what it claims.
+func restartPG(mode string) func(ctx context.Context, w *world) (time.Time, string, error) {
+	return func(ctx context.Context, w *world) (time.Time, string, error) {
+		off := w.pg.LogSize()
+		start := time.Now()
+		if err := w.pg.Restart(ctx, mode); err != nil {
+			return time.Time{}, "", err
+		}
+		done := time.Now()
+		note := fmt.Sprintf("pg_ctl restart returned after %d ms", done.Sub(start).Milliseconds())
+		log, err := w.pg.LogSince(off)
+		if err != nil {
+			return done, "", err
+		}
+		if mode == "immediate" {
+			from, to := redoStart.FindStringSubmatch(log), redoDone.FindStringSubmatch(log)
+			if from == nil || to == nil || !strings.Contains(log, "not properly shut down") {
+				return done, "", fmt.Errorf("no crash recovery in the server log after the immediate restart:\n%s", log)
+			}
+			note += fmt.Sprintf("; crash recovery replayed %.0f kB of WAL", float64(lsn(to)-lsn(from))/1024)
+		}
+		return done, note, nil
+	}
+}
+
+// lsn reads a WAL position matched as its two hexadecimal halves.
+func lsn(m []string) uint64 {
+	hi, _ := strconv.ParseUint(m[1], 16, 32)
+	lo, _ := strconv.ParseUint(m[2], 16, 32)
+	return hi<<32 | lo
 }
 
 // second starts a second server with jobs on the same database.
