@@ -29,6 +29,7 @@ type Cluster struct {
 	dir     string // the temporary directory: data/, the Unix socket, server.log
 	bin     string // the directory of initdb, pg_ctl and postgres
 	cred    *syscall.Credential
+	owner   *os.File // the directory's owner file, locked while this process lives
 }
 
 // clusterPrefix names the temporary directories of clusters, so that a later
@@ -90,7 +91,15 @@ func StartCluster(ctx context.Context) (*Cluster, error) {
 			c.Stop()
 		}
 	}()
-	if err := os.WriteFile(filepath.Join(c.dir, "owner"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+	// The lock on the owner file tells a later run whether this one still
+	// lives: the kernel drops it with the process, however it ends.
+	if c.owner, err = os.Create(filepath.Join(c.dir, "owner")); err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(c.owner.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return nil, err
+	}
+	if _, err := fmt.Fprintln(c.owner, os.Getpid()); err != nil {
 		return nil, err
 	}
 	if c.cred != nil {
@@ -183,6 +192,9 @@ func (c *Cluster) Stop() {
 	}
 	stopCluster(c.dir, c.bin, c.cred)
 	_ = os.RemoveAll(c.dir)
+	if c.owner != nil {
+		c.owner.Close()
+	}
 }
 
 func (c *Cluster) data() string    { return filepath.Join(c.dir, "data") }
@@ -238,7 +250,7 @@ func stopCluster(dir, bin string, cred *syscall.Credential) {
 
 // removeOrphanClusters stops and removes the clusters whose owner process
 // (the run that made them) is gone, such as those of a run killed by
-// SIGKILL, which could not stop its own.
+// SIGKILL, which could not stop its own: their owner file is not locked.
 func removeOrphanClusters() {
 	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), clusterPrefix+"*"))
 	if len(dirs) == 0 {
@@ -249,12 +261,12 @@ func removeOrphanClusters() {
 		return
 	}
 	for _, dir := range dirs {
-		b, err := os.ReadFile(filepath.Join(dir, "owner"))
+		f, err := os.Open(filepath.Join(dir, "owner"))
 		if err != nil {
 			continue
 		}
-		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil || pid <= 0 || !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+			f.Close() // its run still lives
 			continue
 		}
 		var cred *syscall.Credential
@@ -265,6 +277,7 @@ func removeOrphanClusters() {
 		}
 		stopCluster(dir, bin, cred)
 		_ = os.RemoveAll(dir)
+		f.Close()
 	}
 }
 
