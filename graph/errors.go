@@ -16,8 +16,11 @@ import (
 // Error codes that do not come from a service error.
 const (
 	codeBadUserInput = "BAD_USER_INPUT"
-	codeInternal     = "INTERNAL"
-	codeNotFound     = "NOT_FOUND"
+	// codeUnavailable answers a request that could not start because a
+	// dependency (the database) is unreachable; nothing of it ran.
+	codeUnavailable = "UNAVAILABLE"
+	codeInternal    = "INTERNAL"
+	codeNotFound    = "NOT_FOUND"
 )
 
 // categoryCodes maps a service error category to its code when an error carries

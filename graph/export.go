@@ -35,7 +35,7 @@ func NewExportHandler(svc *services.Services, log *slog.Logger) http.Handler {
 	mux.HandleFunc("GET /export/coupons.csv", e.serve(e.coupons, false))
 	mux.HandleFunc("GET /export/redemptions.csv", e.serve(e.redemptions, false))
 	mux.HandleFunc("GET /export/redemptions.xlsx", e.serve(e.redemptions, true))
-	return authenticate(svc, mux)
+	return authenticate(svc, log, mux)
 }
 
 type exporter struct {

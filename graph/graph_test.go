@@ -424,3 +424,28 @@ fragment TypeRef on __Type { kind name ofType { kind name ofType { kind name ofT
 		t.Fatalf("introspection answered %+v", out)
 	}
 }
+
+// A token that cannot be checked because the database is down is not an
+// invalid token: the answer is 503 UNAVAILABLE with Retry-After, so clients
+// retry instead of dropping their credentials.
+func TestTokenCheckWithDatabaseDown(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		a := newAPI(t, db, graph.Options{})
+		if codes := a.do(t, "cpd_not-a-real-token", `{ stores { edges { cursor } } }`, nil, nil); len(codes) == 0 || codes[0] != "UNAUTHENTICATED" {
+			t.Fatalf("unknown token answered %v", codes)
+		}
+		sqlDB, err := db.DB()
+		must(t, err)
+		must(t, sqlDB.Close())
+		body := `{"query":"{ stores { edges { cursor } } }"}`
+		r := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Authorization", "Bearer "+a.admin)
+		w := httptest.NewRecorder()
+		a.h.ServeHTTP(w, r)
+		if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") != "1" ||
+			!strings.Contains(w.Body.String(), `"UNAVAILABLE"`) || strings.Contains(w.Body.String(), "sql") {
+			t.Fatalf("database down: HTTP %d Retry-After %q %s", w.Code, w.Header().Get("Retry-After"), w.Body.String())
+		}
+	})
+}

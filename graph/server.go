@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"mime"
@@ -80,7 +81,7 @@ func NewHandler(svc *services.Services, o Options) http.Handler {
 
 	var h http.Handler = srv
 	h = withLoaders(svc, h)
-	h = authenticate(svc, h)
+	h = authenticate(svc, o.Logger, h)
 	return limitBody(o.MaxBodyBytes, h)
 }
 
@@ -174,11 +175,27 @@ func logResponses(log *slog.Logger) graphql.ResponseMiddleware {
 // without a valid token runs with no actor, and every service refuses it with
 // UNAUTHENTICATED, so the answer is a GraphQL error with a code rather than a
 // bare HTTP status.
-func authenticate(svc *services.Services, next http.Handler) http.Handler {
+//
+// A token that could not be checked at all (the database is unreachable) is
+// not an invalid token: the request is answered HTTP 503 UNAVAILABLE with
+// Retry-After, before anything ran, so the client retries it with the same
+// request id instead of giving up on its credentials.
+func authenticate(svc *services.Services, log *slog.Logger, next http.Handler) http.Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if token, ok := BearerToken(r); ok {
-			if actor, err := svc.Tokens.Authenticate(r.Context(), token); err == nil {
+			actor, err := svc.Tokens.Authenticate(r.Context(), token)
+			switch {
+			case err == nil:
 				r = r.WithContext(services.WithActor(r.Context(), actor))
+			case !errors.Is(err, services.ErrUnauthenticated):
+				log.ErrorContext(r.Context(), "authenticate", "err", err, "request_id", services.RequestIDFrom(r.Context()))
+				w.Header().Set("Retry-After", "1")
+				writeHTTPError(w, http.StatusServiceUnavailable, codeUnavailable,
+					"the service cannot check credentials right now and did nothing; retry with the same request id")
+				return
 			}
 		}
 		next.ServeHTTP(w, r)

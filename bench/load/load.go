@@ -294,9 +294,9 @@ func Classify(r *Record, status int, body []byte) {
 		}
 		r.Result = code
 		r.Outcome = Fail
-		if (code == "INTERNAL" || status >= 500) && code != "OVERLOADED" {
-			// The server could not say whether the write committed. An
-			// OVERLOADED refusal came before the request was read: no effect.
+		if (code == "INTERNAL" || status >= 500) && code != "OVERLOADED" && code != "UNAVAILABLE" {
+			// The server could not say whether the write committed. OVERLOADED
+			// and UNAVAILABLE refusals came before the request ran: no effect.
 			r.Outcome = Unknown
 		}
 		return

@@ -15,6 +15,7 @@ func TestClassify(t *testing.T) {
 		{"in flight", 200, `{"data":{"redeemCoupon":{"redeemNo":"RD1","status":"PROCESSING"}}}`, Unknown, "PROCESSING"},
 		{"internal", 200, `{"errors":[{"message":"x","extensions":{"code":"INTERNAL"}}],"data":null}`, Unknown, "INTERNAL"},
 		{"refused before reading", 503, `{"errors":[{"message":"busy","extensions":{"code":"OVERLOADED"}}]}`, Fail, "OVERLOADED"},
+		{"token not checkable", 503, `{"errors":[{"message":"retry","extensions":{"code":"UNAVAILABLE"}}]}`, Fail, "UNAVAILABLE"},
 		{"other 5xx", 502, `bad gateway`, Unknown, "http:502"},
 		{"rate limited", 200, `{"errors":[{"message":"slow down","extensions":{"code":"RATE_LIMITED"}}],"data":null}`, Fail, "RATE_LIMITED"},
 	}

@@ -39,6 +39,16 @@ describe('errors of the urql client', () => {
     expect((error!.response as Response).status).toBe(503);
   });
 
+  it('takes a 503 UNAVAILABLE (the token could not be checked) for a refusal before anything ran', async () => {
+    const body = { errors: [{ message: 'the service cannot check credentials right now', extensions: { code: 'UNAVAILABLE' } }] };
+    const error = await answer(() => json(503, body, { 'Retry-After': '1' }));
+    expect(isNetworkError(error)).toBe(false);
+    expect(isOverloaded(error)).toBe(true);
+    expect(firstErrorCode(error)).toBe('UNAVAILABLE');
+    expect(errorText('en', error)).toBe('The server could not reach its database and did nothing with this request. Try again in a moment.');
+    expect(errorText('zh-CN', error)).toBe('服务器暂时无法连接数据库，未处理此请求。请稍候再试。');
+  });
+
   it('takes a failed fetch for a network error', async () => {
     const error = await answer(() => Promise.reject(new TypeError('Failed to fetch')));
     expect(isNetworkError(error)).toBe(true);

@@ -27,13 +27,15 @@ export function errorMessage(error: CombinedError | undefined | null): string {
 }
 
 /**
- * isOverloaded tells whether the server refused the request at its in-flight
- * limit (HTTP 503 OVERLOADED) before running it. urql reads the JSON body of a
- * non-2xx answer, so the refusal arrives as a GraphQL error with its code, not
- * as a network error.
+ * isOverloaded tells whether the server refused the request before running it:
+ * at its in-flight limit (HTTP 503 OVERLOADED) or because it could not reach its
+ * database to check the token (HTTP 503 UNAVAILABLE). urql reads the JSON body
+ * of a non-2xx answer, so the refusal arrives as a GraphQL error with its code,
+ * not as a network error.
  */
 export function isOverloaded(error: CombinedError | undefined | null): boolean {
-  return errorCodes(error).includes('OVERLOADED');
+  const codes = errorCodes(error);
+  return codes.includes('OVERLOADED') || codes.includes('UNAVAILABLE');
 }
 
 /** errorText puts an API error in words of locale: by its code where a message exists, else the server's message. */

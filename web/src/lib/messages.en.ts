@@ -103,6 +103,7 @@ export const en = {
   'error.CUSTOMER_LIMIT_EXCEEDED': 'A customer would get more coupons than the campaign allows.',
   'error.RATE_LIMITED': 'Too many requests. Wait a moment and try again.',
   'error.OVERLOADED': 'The server is busy and did nothing with this request. Try again in a moment.',
+  'error.UNAVAILABLE': 'The server could not reach its database and did nothing with this request. Try again in a moment.',
   'error.INTERNAL': 'The server failed unexpectedly. Try again; if it keeps failing, tell your administrator.',
   'error.network': 'No answer from the server (network error).',
   'error.generic': 'Failed: {msg}',

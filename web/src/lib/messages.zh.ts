@@ -104,6 +104,7 @@ export const zh: Messages = {
   'error.CUSTOMER_LIMIT_EXCEEDED': '有顾客领取数量将超过批次限制。',
   'error.RATE_LIMITED': '请求过于频繁，请稍候再试。',
   'error.OVERLOADED': '服务器繁忙，未处理此请求。请稍候再试。',
+  'error.UNAVAILABLE': '服务器暂时无法连接数据库，未处理此请求。请稍候再试。',
   'error.INTERNAL': '服务器出现意外错误。请重试；如持续失败，请联系管理员。',
   'error.network': '服务器无响应（网络错误）。',
   'error.generic': '失败：{msg}',

@@ -36,6 +36,13 @@ describe('request ids of the redeem screen', () => {
     expect(retry.state).toBe('pending');
   });
 
+  it('reuses the id after UNAVAILABLE: the token could not be checked, nothing ran', () => {
+    const first = beginAttempt(null, key, makeId);
+    const refused = settleAttempt(first, { kind: 'error', code: 'UNAVAILABLE' });
+    expect(refused.state).toBe('unknown');
+    expect(beginAttempt(refused, key, makeId).requestId).toBe(first.requestId);
+  });
+
   it('keeps the id of a lost try open when its retry is refused as OVERLOADED', () => {
     // The first try may have redeemed; a fresh id after the refusal would
     // find the coupon taken and report a rejection instead of that success.

@@ -43,13 +43,13 @@ const DEFINITE_ERRORS = new Set([
 ]);
 
 /**
- * Codes of refusals before the request ran (HTTP 503 OVERLOADED, sent before
- * the body is read). The answer is definite for this try, yet it must not
+ * Codes of refusals before the request ran (HTTP 503 OVERLOADED or UNAVAILABLE,
+ * sent before the body is read). The answer is definite for this try, yet it must not
  * retire the id: an earlier try with the same id may have been lost on the
  * network after it went through, and only a retry with that id can find out.
  * Nothing of this try was stored, so resending the id is always safe.
  */
-const NOT_RUN_ERRORS = new Set(['OVERLOADED']);
+const NOT_RUN_ERRORS = new Set(['OVERLOADED', 'UNAVAILABLE']);
 
 export type AttemptOutcome =
   | { kind: 'network' }
