@@ -6,7 +6,7 @@
 #
 #   QUICK=1 bench/run.sh        perf with small sizes (under 2 minutes)
 #   bench/run.sh                perf, full sizes
-#   CI=1 bench/run.sh faults    the fault suite's short subset (under 60 s)
+#   CI=1 bench/run.sh faults    the fault suite's short subset (about 70 s)
 #   bench/run.sh faults         the whole fault suite
 #   RATE=300 bench/run.sh probe one constant-rate run, printing latency and
 #                               the server's pprof top (no report written)

@@ -46,7 +46,7 @@ go test -race -count=1 -timeout 10m ./...
 # serve --crash-at exists only in builds tagged crashpoints (the fault suite's).
 go test -race -count=1 -tags crashpoints -run 'Crash' ./cmd/coupond
 
-step "fault suite, short subset (SIGKILL, terminated backends, a failing order system)"
+step "fault suite, short subset (SIGKILL, terminated backends, a PostgreSQL crash restart, crash points, a failing order system)"
 BENCH_OUT="$(mktemp -d)" CI=1 bench/run.sh faults
 
 if [ -x web/scripts/ci.sh ]; then

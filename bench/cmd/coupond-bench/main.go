@@ -36,7 +36,7 @@ func main() {
 	adminDB := fs.String("admin-db", "test", "existing database used to create and drop the bench databases")
 	dir := fs.String("dir", os.TempDir(), "scratch directory for logs")
 	quick := fs.Bool("quick", false, "perf: small sizes and short steps (under 2 minutes)")
-	ci := fs.Bool("ci", false, "faults: the short subset (under 60 s)")
+	ci := fs.Bool("ci", false, "faults: the short subset (about 70 s)")
 	doc := fs.String("doc", "", "write the Markdown report here")
 	out := fs.String("json", "", "write the JSON record here")
 	command := fs.String("command", "", "the command line to print in the report")
