@@ -137,8 +137,12 @@ func (r *Result) Markdown(command string) string {
 		}
 		p("| %s | %s | %s | %s | %s |\n", t.name, t.target, t.measured, t.ratio, res)
 	}
+	verdict := "confirms it"
+	if atKnee.Stats.P99 > 100 || atKnee.Stats.ErrorRate > 0 {
+		verdict = "shows it at the edge (held for the whole run, p99 goes past 100 ms)"
+	}
 	p("\nThe knee is the highest offered rate of the ramp whose one-second window had p99 ≤ 100 ms and no errors (%s); "+
-		"the constant-rate run at the knee confirms it: p99 %.1f ms, error rate %.3f.\n\n", r.KneeReason, atKnee.Stats.P99, atKnee.Stats.ErrorRate)
+		"the constant-rate run at the knee %s: p99 %.1f ms, error rate %.3f.\n\n", r.KneeReason, verdict, atKnee.Stats.P99, atKnee.Stats.ErrorRate)
 
 	p("## Baselines (pgbench, same PostgreSQL, same run, 8 clients, prepared statements)\n\n| script | tps | avg latency | coupond knee ÷ this |\n|---|---|---|---|\n")
 	for _, bl := range r.Baselines {
@@ -218,7 +222,7 @@ func (r *Result) Markdown(command string) string {
 	for k, v := range r.WaitEvents {
 		ws = append(ws, kv{k, v})
 	}
-	sort.Slice(ws, func(i, j int) bool { return ws[i].v > ws[j].v })
+	sort.Slice(ws, func(i, j int) bool { return ws[i].v > ws[j].v || ws[i].v == ws[j].v && ws[i].k < ws[j].k })
 	for _, w := range ws {
 		p("| %s | %d |\n", w.k, w.v)
 	}
