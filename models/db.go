@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -31,6 +32,9 @@ type OpenOptions struct {
 	MaxOpenConns int
 	// Logger receives slow-query and error logs; nil discards them.
 	Logger *slog.Logger
+	// Warm opens every connection of the pool before Open returns, for a
+	// server, whose first burst of requests should not wait for them.
+	Warm bool
 }
 
 // DialectOf reports which database a URL selects: a postgres:// or postgresql://
@@ -87,12 +91,42 @@ func Open(ctx context.Context, databaseURL string, opts OpenOptions) (*gorm.DB, 
 	}
 	sqlDB.SetMaxOpenConns(maxConns)
 	sqlDB.SetMaxIdleConns(maxConns)
-	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
-	if err := sqlDB.PingContext(ctx); err != nil {
+	// Idle connections are kept: a flash sale after a quiet hour must not
+	// start by waiting for PostgreSQL to fork backends. Each is replaced after
+	// an hour, so no backend lives on with caches grown for ever.
+	sqlDB.SetConnMaxLifetime(time.Hour)
+	warmConns := 1
+	if opts.Warm {
+		warmConns = maxConns
+	}
+	if err := warm(ctx, sqlDB, warmConns); err != nil {
 		_ = sqlDB.Close()
 		return nil, fmt.Errorf("ping database: %w", err)
 	}
 	return db, nil
+}
+
+// warm opens n connections of the pool at once and returns them to it, so
+// the first burst of requests finds them connected instead of waiting for
+// PostgreSQL to start n backends under load.
+func warm(ctx context.Context, db *sql.DB, n int) error {
+	conns := make([]*sql.Conn, 0, n)
+	defer func() {
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	}()
+	for range n {
+		c, err := db.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		conns = append(conns, c)
+		if err := c.PingContext(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // DialectOfDB reports the dialect of an open connection.

@@ -117,7 +117,7 @@ func (c serveConfig) limits() services.Limits {
 // 503 at once so load balancers stop sending, in-flight requests finish within
 // the grace period, the jobs finish their runs, and the database closes last.
 func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logger) error {
-	db, err := openDB(ctx, c.databaseURL, models.OpenOptions{MaxOpenConns: c.maxConns, Logger: log})
+	db, err := openDB(ctx, c.databaseURL, models.OpenOptions{MaxOpenConns: c.maxConns, Logger: log, Warm: true})
 	if err != nil {
 		return err
 	}
