@@ -74,3 +74,39 @@ func translate(tx *gorm.DB, err error) error {
 	}
 	return err
 }
+
+// InsertRejectedFlows inserts REJECTED flows, which record no transition, with
+// one statement, and sets the ID of each it inserted. A flow whose request id
+// the merchant already used for the operation is skipped, not an error: its
+// ID stays 0 and the caller answers it with the stored flow.
+func InsertRejectedFlows(tx *gorm.DB, flows []*RedemptionFlow) error {
+	if len(flows) == 0 {
+		return nil
+	}
+	vals := make([]string, len(flows))
+	args := make([]any, 0, 20*len(flows))
+	byNo := make(map[string]*RedemptionFlow, len(flows))
+	for i, f := range flows {
+		if f.Status != FlowRejected {
+			return fmt.Errorf("insert rejected flow %s: status %s", f.RedeemNo, f.Status)
+		}
+		vals[i] = placeholders(20)
+		args = append(args, flowValues(f)...)
+		byNo[f.RedeemNo] = f
+	}
+	var rows []struct {
+		ID       int64
+		RedeemNo string
+	}
+	err := tx.Raw("INSERT INTO redemption_flows ("+flowColumns+") VALUES "+strings.Join(vals, ", ")+
+		" ON CONFLICT (merchant_id, operation, request_id) DO NOTHING RETURNING id, redeem_no", args...).Scan(&rows).Error
+	if err != nil {
+		return translate(tx, err)
+	}
+	for _, r := range rows {
+		if f := byNo[r.RedeemNo]; f != nil {
+			f.ID = r.ID
+		}
+	}
+	return nil
+}

@@ -178,3 +178,19 @@ WHERE k.issued + k.reissued <> COALESCE(s.n, 0)`,
 		},
 	},
 }
+
+// LineOf reports whether a line is open for the merchant's coupon code and how
+// many requests wait in it.
+func LineOf(r *Redemptions, merchantID int64, code string) (open bool, waiting int) {
+	norm, err := NormalizeCouponCode(code)
+	if err != nil {
+		panic(err)
+	}
+	r.lines.mu.Lock()
+	defer r.lines.mu.Unlock()
+	line := r.lines.lines[lineKeyOf(merchantID, norm)]
+	if line == nil {
+		return false, 0
+	}
+	return true, len(line.waiters)
+}

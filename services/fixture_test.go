@@ -67,8 +67,8 @@ func newWorld(t *testing.T, db *gorm.DB) *world { return newWorldWith(t, db, fal
 // newWorldWith builds a world; with oneCommit the services use the builtin
 // adapter itself, whose one-shot redemptions commit order and confirmation in
 // the reserve transaction, instead of the wrapper that runs the general
-// two-transaction protocol.
-func newWorldWith(t *testing.T, db *gorm.DB, oneCommit bool) *world {
+// two-transaction protocol. opts adjust the services' options.
+func newWorldWith(t *testing.T, db *gorm.DB, oneCommit bool, opts ...func(*services.Options)) *world {
 	t.Helper()
 	ctx := context.Background()
 	w := &world{t: t, db: db, clock: newClock()}
@@ -78,7 +78,11 @@ func newWorldWith(t *testing.T, db *gorm.DB, oneCommit bool) *world {
 	if oneCommit {
 		f = builtin
 	}
-	w.svc = services.New(db, services.Options{Now: w.clock.Now, Fulfiller: f})
+	o := services.Options{Now: w.clock.Now, Fulfiller: f}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	w.svc = services.New(db, o)
 	var err error
 	w.merchant, err = w.svc.Merchants.Create(ctx, "acme", "Acme Noodles", "Asia/Shanghai")
 	must(t, err)

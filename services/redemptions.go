@@ -56,6 +56,9 @@ type Redemptions struct {
 	// redeemOnce selects models.RedeemOnce for one-shot redemptions: the
 	// builtin adapter on PostgreSQL.
 	redeemOnce bool
+	// lines lines up concurrent requests for one coupon (see couponLines);
+	// nil runs every request on its own.
+	lines *couponLines
 }
 
 // inGate runs fn once the gate admits it, or fails when ctx ends first.
@@ -257,7 +260,8 @@ func (s *Redemptions) reservedFlow(ctx context.Context, actor Actor, redeemNo st
 // coupon and the insert of the flow (PROCESSING, or REJECTED with its reason)
 // commit together. With settle, an adapter whose orders live in the same
 // database, the order and the confirmation commit in that same transaction.
-// fresh is false when the flow is a replay.
+// fresh is false when the flow is a replay. Requests for a coupon another
+// request of this process is working on wait in its line (see couponLines).
 func (s *Redemptions) open(ctx context.Context, actor Actor, op models.Operation, in RedeemInput, settle TxFulfiller) (flow *models.RedemptionFlow, fresh bool, err error) {
 	code, err := NormalizeCouponCode(in.Code)
 	if err != nil {
@@ -275,12 +279,39 @@ func (s *Redemptions) open(ctx context.Context, actor Actor, op models.Operation
 	if err := s.limits.redeem(actor, in.StoreID); err != nil {
 		return nil, false, err
 	}
-	db := s.db.WithContext(ctx)
 	fp := fingerprint(string(op), code, strconv.FormatInt(in.StoreID, 10), strconv.FormatInt(in.OrderAmount, 10))
+	t := lineTurn{run: true}
+	if s.lines != nil {
+		t = s.lines.join(lineKeyOf(actor.MerchantID, code),
+			&lineRequest{ctx: ctx, actor: actor, op: op, in: in, fp: fp})
+	}
+	switch {
+	case t.batch != nil:
+		defer s.lines.pass(t.line, nil)
+		a := s.rejectTaken(t.batch, t.taken)
+		return a.flow, a.fresh, a.err
+	case !t.run:
+		return t.flow, t.fresh, t.err
+	}
+	var taken *takenCoupon
+	if t.line != nil {
+		defer func() { s.lines.pass(t.line, taken) }()
+	}
+	flow, fresh, taken, err = s.attempt(ctx, actor, op, in, code, fp, settle)
+	return flow, fresh, err
+}
+
+// attempt runs one validated reserve request against the database (see
+// open). taken is the coupon when the request saw it in a state it never
+// leaves for UNUSED, for the requests lined up behind this one.
+func (s *Redemptions) attempt(ctx context.Context, actor Actor, op models.Operation, in RedeemInput, code, fp string, settle TxFulfiller) (flow *models.RedemptionFlow, fresh bool, taken *takenCoupon, err error) {
+	db := s.db.WithContext(ctx)
 	now := s.now()
 	flow = &models.RedemptionFlow{MerchantID: actor.MerchantID, RedeemNo: newFlowNo("RD", now), Operation: op,
 		RequestID: in.RequestID, Fingerprint: fp, StoreID: in.StoreID, OperatorID: actor.operatorID(),
 		OrderAmount: in.OrderAmount, CreatedAt: now, UpdatedAt: now}
+	// seen is the coupon as this request's statements found it.
+	var seen models.Coupon
 	// Everything runs on one connection, taken once: under load a request that
 	// went back to the pool between its steps would queue again behind
 	// newcomers, and the tail would grow with the queue.
@@ -290,7 +321,7 @@ func (s *Redemptions) open(ctx context.Context, actor Actor, op models.Operation
 	// touched, and the first request's flow is the answer. A fresh request,
 	// the common case, saves a round trip inside its transaction.
 	if settle != nil && s.redeemOnce {
-		err = s.inGate(ctx, func() error { return s.redeemOnceOrReject(db, actor, flow, code, in, now) })
+		err = s.inGate(ctx, func() error { return s.redeemOnceOrReject(db, actor, flow, code, in, now, &seen) })
 	} else {
 		err = s.inGate(ctx, func() error {
 			return db.Transaction(func(tx *gorm.DB) error {
@@ -305,7 +336,7 @@ func (s *Redemptions) open(ctx context.Context, actor Actor, op models.Operation
 					return err
 				}
 				if !ok {
-					return s.reject(tx, flow, code, now)
+					return s.reject(tx, flow, code, now, &seen)
 				}
 				campaign, err := s.campaigns.cached(tx, got.CampaignID)
 				if err != nil {
@@ -315,8 +346,10 @@ func (s *Redemptions) open(ctx context.Context, actor Actor, op models.Operation
 				flow.CouponID, flow.Status, flow.HoldUntil = got.ID, models.FlowProcessing, &hold
 				flow.DiscountAmount = discountFor(campaign, in.OrderAmount)
 				if settle != nil {
+					seen = models.Coupon{ID: got.ID, Status: models.CouponRedeemed}
 					return s.settleInTx(tx, settle, flow, got.Version, actor, now)
 				}
+				seen = models.Coupon{ID: got.ID, Status: models.CouponRedeeming}
 				return models.InsertFlow(tx, flow, transition(flow, models.CouponUnused, models.CouponRedeeming, got.Version, actor, now))
 			})
 		})
@@ -329,18 +362,19 @@ func (s *Redemptions) open(ctx context.Context, actor Actor, op models.Operation
 		prior, ferr := s.byRequest(db, actor.MerchantID, op, in.RequestID)
 		switch {
 		case ferr != nil:
-			return nil, false, ferr
+			return nil, false, nil, ferr
 		case prior != nil:
-			return replay(prior, fp, nil)
+			flow, fresh, err = replay(prior, fp, nil)
+			return flow, fresh, nil, err
 		case errors.Is(err, ErrCouponNotFound):
 			s.limits.failedLookup(actor)
-			return nil, false, ErrCouponNotFound
+			return nil, false, nil, ErrCouponNotFound
 		}
-		return nil, false, fmt.Errorf("reserve coupon: %w", err)
+		return nil, false, nil, fmt.Errorf("reserve coupon: %w", err)
 	case err != nil:
-		return nil, false, fmt.Errorf("reserve coupon: %w", err)
+		return nil, false, nil, fmt.Errorf("reserve coupon: %w", err)
 	}
-	return flow, true, nil
+	return flow, true, takenFor(seen.ID, seen.Status, flow), nil
 }
 
 // redeemOnceOrReject is the one-shot redemption with the builtin adapter on
@@ -348,7 +382,7 @@ func (s *Redemptions) open(ctx context.Context, actor Actor, op models.Operation
 // and when its conditional update does not take the coupon, the rejection is
 // recorded with a read and an insert. Neither needs an explicit transaction:
 // each write is one statement.
-func (s *Redemptions) redeemOnceOrReject(db *gorm.DB, actor Actor, flow *models.RedemptionFlow, code string, in RedeemInput, now time.Time) error {
+func (s *Redemptions) redeemOnceOrReject(db *gorm.DB, actor Actor, flow *models.RedemptionFlow, code string, in RedeemInput, now time.Time, seen *models.Coupon) error {
 	if actor.Role != models.RoleClerk { // a clerk's stores were checked when its token was made
 		if err := (&Stores{db: s.db}).mustExist(db, actor.MerchantID, in.StoreID); err != nil {
 			return err
@@ -358,8 +392,12 @@ func (s *Redemptions) redeemOnceOrReject(db *gorm.DB, actor Actor, flow *models.
 	flow.HoldUntil = &hold
 	ok, err := models.RedeemOnce(db, models.ReserveArgs{MerchantID: actor.MerchantID, Code: code,
 		RedeemNo: flow.RedeemNo, StoreID: in.StoreID, OrderAmount: in.OrderAmount, Now: now}, flow, actor.Label())
-	if err != nil || ok {
+	if err != nil {
 		return err
+	}
+	if ok {
+		*seen = models.Coupon{ID: flow.CouponID, Status: models.CouponRedeemed}
+		return nil
 	}
 	flow.HoldUntil = nil
 	// One read answers both questions left: is this a repeat of a known
@@ -380,6 +418,7 @@ FROM coupons c WHERE c.merchant_id = ? AND c.code = ?`, string(flow.Operation), 
 	case row.Prior != nil:
 		return errKnownRequest
 	}
+	*seen = row.Coupon
 	return s.rejectCoupon(db, flow, &row.Coupon, now)
 }
 
@@ -390,7 +429,7 @@ var errKnownRequest = errors.New("request id already known")
 // reject records, inside the reserve transaction, a REJECTED flow for a
 // coupon the conditional update did not take, with the reason; an unknown code
 // is ErrCouponNotFound and writes nothing.
-func (s *Redemptions) reject(tx *gorm.DB, flow *models.RedemptionFlow, code string, now time.Time) error {
+func (s *Redemptions) reject(tx *gorm.DB, flow *models.RedemptionFlow, code string, now time.Time, seen *models.Coupon) error {
 	var c models.Coupon
 	err := tx.Where("merchant_id = ? AND code = ?", flow.MerchantID, code).Take(&c).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -399,6 +438,7 @@ func (s *Redemptions) reject(tx *gorm.DB, flow *models.RedemptionFlow, code stri
 	if err != nil {
 		return err
 	}
+	*seen = c
 	return s.rejectCoupon(tx, flow, &c, now)
 }
 

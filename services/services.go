@@ -42,6 +42,11 @@ type Options struct {
 	// request (the flow status, or the error code) and how long it took, for
 	// metrics.
 	OnRedemption func(op models.Operation, outcome string, took time.Duration)
+	// NoCouponLines runs every reserve request on its own, even when another
+	// request of this process is working on the same coupon (see
+	// couponLines): concurrent requests then race at the database, as they do
+	// across replicas. For tests.
+	NoCouponLines bool
 	// CrashPoint, if set, is called at each CrashPoint a one-shot redemption or
 	// a confirm passes, with its redemption number, so fault tests can stop
 	// the process at exactly that moment. Production leaves it nil.
@@ -137,6 +142,9 @@ func New(db *gorm.DB, o Options) *Services {
 		Redemptions: &Redemptions{db: db, now: o.Now, holdTimeout: o.HoldTimeout, fulfilTimeout: o.FulfilTimeout,
 			fulfiller: o.Fulfiller, campaigns: campaigns, log: o.Logger, limits: newRateLimits(o.Limits, o.Now),
 			observe: o.OnRedemption, gate: newGate(db), crash: o.CrashPoint},
+	}
+	if !o.NoCouponLines {
+		svc.Redemptions.lines = &couponLines{lines: map[lineKey]*couponLine{}}
 	}
 	_, builtin := o.Fulfiller.(*BuiltinFulfiller)
 	svc.Redemptions.redeemOnce = builtin && models.RedeemOnceSupported(db)
