@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -174,6 +175,7 @@ func TestServeDemo(t *testing.T) {
 				{"/healthz", "", "ok", 200},
 				{"/readyz", "", "ready", 200},
 				{"/metrics", "", "coupond_redemptions_total", 200},
+				{"/metrics", "", "coupond_redemptions_coalesced_total 0", 200},
 				{"/", "", "<html", 200},
 				{"/coupons/some-deep-link", "", "<html", 200},
 				{"/playground/", "", "graphiql", 200},
@@ -191,6 +193,11 @@ func TestServeDemo(t *testing.T) {
 				if status != tt.status || !strings.Contains(body, tt.want) {
 					t.Fatalf("GET %s: %d %.200q, want %d with %q", tt.path, status, body, tt.status, tt.want)
 				}
+			}
+			// The scrape's own connection, at least, is open while it is answered.
+			_, metrics, _ := get(t, "http://"+addr+"/metrics", "")
+			if v := metricValue(metrics, "coupond_http_open_connections"); v < 1 {
+				t.Fatalf("coupond_http_open_connections = %v during a request, want at least 1", v)
 			}
 			_, body, _ := get(t, "http://"+addr+"/export/coupons.csv?campaignId=1", admin)
 			if lines := strings.Count(body, "\n"); lines != 601 {
@@ -394,4 +401,18 @@ func TestTwoServersConverge(t *testing.T) {
 			}
 		})
 	}
+}
+
+// metricValue is the value of an unlabelled metric in a Prometheus text
+// exposition, or -1.
+func metricValue(exposition, name string) float64 {
+	for _, line := range strings.Split(exposition, "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err == nil {
+				return f
+			}
+		}
+	}
+	return -1
 }

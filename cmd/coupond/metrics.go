@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"net"
+	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,6 +22,8 @@ type metrics struct {
 	latency     *prometheus.HistogramVec
 	jobRuns     *prometheus.CounterVec
 	jobSeconds  *prometheus.HistogramVec
+	// conns counts the HTTP connections open now.
+	conns atomic.Int64
 }
 
 func newMetrics(db *gorm.DB, svc func() *services.Services) (*metrics, error) {
@@ -54,6 +59,12 @@ func newMetrics(db *gorm.DB, svc func() *services.Services) (*metrics, error) {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "coupond_redeeming_oldest_seconds",
 			Help: "Age of the oldest unfinished redemption; alert when it passes hold timeout plus the compensation interval."},
 			holds(func(_ int64, d time.Duration) float64 { return d.Seconds() })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "coupond_redemptions_coalesced_total",
+			Help: "Redeem and reserve requests for a coupon already taken for good that were answered in a batch behind an earlier request for it, instead of each asking the database."},
+			func() float64 { return float64(svc().Redemptions.Coalesced()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "coupond_http_open_connections",
+			Help: "HTTP connections open now, active or idle; each holds buffers and a goroutine."},
+			func() float64 { return float64(m.conns.Load()) }),
 		collectors.NewDBStatsCollector(sqlDB, "coupond"),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -64,6 +75,16 @@ func newMetrics(db *gorm.DB, svc func() *services.Services) (*metrics, error) {
 func (m *metrics) observeRedemption(op models.Operation, outcome string, took time.Duration) {
 	m.redemptions.WithLabelValues(string(op), outcome).Inc()
 	m.latency.WithLabelValues(string(op)).Observe(took.Seconds())
+}
+
+// connState is the http.Server hook that counts open connections.
+func (m *metrics) connState(_ net.Conn, st http.ConnState) {
+	switch st {
+	case http.StateNew:
+		m.conns.Add(1)
+	case http.StateClosed, http.StateHijacked:
+		m.conns.Add(-1)
+	}
 }
 
 func (m *metrics) observeJob(job string, took time.Duration, err error) {

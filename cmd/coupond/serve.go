@@ -179,7 +179,8 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 		return fmt.Errorf("listen on %s: %w", c.addr, err)
 	}
 	srv := &http.Server{Handler: withRequestID(mux), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		WriteTimeout: 5 * time.Minute, IdleTimeout: 120 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+		WriteTimeout: 5 * time.Minute, IdleTimeout: 120 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ConnState: m.connState}
 	log.Info("coupond serving", "addr", ln.Addr().String(), "database", string(models.DialectOf(c.databaseURL)), "jobs", c.jobs)
 	fmt.Fprintf(stdout, "coupond listening on http://%s (console /, GraphQL /graphql)\n", displayAddr(ln.Addr()))
 	errc := make(chan error, 1)
