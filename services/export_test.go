@@ -194,3 +194,16 @@ func LineOf(r *Redemptions, merchantID int64, code string) (open bool, waiting i
 	}
 	return true, len(line.waiters)
 }
+
+// HoldGate takes every slot of r's redemption gate, so redemptions wait
+// before touching the database, until release is called.
+func HoldGate(r *Redemptions) (release func()) {
+	for range cap(r.gate) {
+		r.gate <- struct{}{}
+	}
+	return func() {
+		for range cap(r.gate) {
+			<-r.gate
+		}
+	}
+}

@@ -24,6 +24,8 @@ const maxRejectBatch = 200
 // behind them. When the coupon may still become available (the first took it
 // for a two-phase hold, or was rejected for its own store or amount), the
 // waiting requests run as they would have, at once and each on its own.
+// Copies of a request whose final answer the line has seen (a retry storm of
+// one request id) get that answer without asking the database again.
 //
 // This only saves work; it decides nothing. Every request that takes a coupon
 // does so with the conditional update, and a batch rejection rests on a
@@ -46,15 +48,23 @@ type couponLine struct {
 	waiters []*lineRequest
 	// taken is set once a request of the line saw the coupon taken for good.
 	taken *takenCoupon
+	// answers are the final flows the line's requests got, which copies of
+	// those requests get too.
+	answers []*models.RedemptionFlow
 }
 
 // takenCoupon is a coupon seen in a state that never returns to UNUSED.
 type takenCoupon struct {
 	id     int64
 	status models.CouponStatus
-	// flow is the answer of the request that saw it; a copy of that request
-	// in the line gets the same answer.
-	flow *models.RedemptionFlow
+}
+
+// lineNews is what a request learned for the requests behind it.
+type lineNews struct {
+	// taken: the coupon, seen in a state it never leaves for UNUSED.
+	taken *takenCoupon
+	// answer: the request's final flow (SUCCEEDED, REJECTED or RELEASED).
+	answer *models.RedemptionFlow
 }
 
 // lineRequest is one reserve request, validated and authorized.
@@ -76,7 +86,7 @@ type lineTurn struct {
 	// batch: the coupon is taken; reject these requests (the first is the
 	// one told) and pass line on.
 	batch []*lineRequest
-	taken *takenCoupon
+	taken takenCoupon
 	// Otherwise the answer.
 	flow  *models.RedemptionFlow
 	fresh bool
@@ -114,14 +124,32 @@ func (l *couponLines) join(key lineKey, req *lineRequest) lineTurn {
 	return <-req.turn
 }
 
-// pass hands the line on when its head has finished; taken is what the head
-// learned of the coupon, nil if it did not see it taken for good. The next
-// batch of waiters is rejected by its first request; without a taken coupon
+// pass hands the line on when its head has finished, with what the head
+// learned. Waiting copies of a request whose final flow the line knows get it.
+// When the coupon is known taken for good, the next batch of waiters is
+// rejected by its first request, which passes the line on again; otherwise
 // every waiter runs at once, on its own, and the line closes.
-func (l *couponLines) pass(line *couponLine, taken *takenCoupon) {
+func (l *couponLines) pass(line *couponLine, news lineNews) {
 	l.mu.Lock()
-	if taken != nil && line.taken == nil {
-		line.taken = taken
+	if news.taken != nil && line.taken == nil {
+		line.taken = news.taken
+	}
+	if news.answer != nil {
+		line.answers = append(line.answers, news.answer)
+	}
+	var answered []*lineRequest
+	var answers []lineTurn
+	if len(line.answers) > 0 {
+		rest := line.waiters[:0:0]
+		for _, w := range line.waiters {
+			if f := answerOf(line.answers, w); f != nil {
+				answered = append(answered, w)
+				answers = append(answers, answer(replay(f, w.fp, nil)))
+			} else {
+				rest = append(rest, w)
+			}
+		}
+		line.waiters = rest
 	}
 	var batch, free []*lineRequest
 	switch {
@@ -135,15 +163,33 @@ func (l *couponLines) pass(line *couponLine, taken *takenCoupon) {
 		free, line.waiters = line.waiters, nil
 		l.close(line)
 	}
-	t := line.taken
+	var taken takenCoupon
+	if line.taken != nil {
+		taken = *line.taken
+	}
 	l.mu.Unlock()
+	l.batched.Add(int64(len(answered) + len(batch)))
+	for i, w := range answered {
+		w.turn <- answers[i]
+	}
 	if batch != nil {
-		l.batched.Add(int64(len(batch)))
-		batch[0].turn <- lineTurn{batch: batch, taken: t, line: line}
+		batch[0].turn <- lineTurn{batch: batch, taken: taken, line: line}
 	}
 	for _, w := range free {
 		w.turn <- lineTurn{run: true}
 	}
+}
+
+// answerOf is a copy of the final flow of req's request id among answers, or
+// nil.
+func answerOf(answers []*models.RedemptionFlow, req *lineRequest) *models.RedemptionFlow {
+	for _, f := range answers {
+		if f.Operation == req.op && f.RequestID == req.in.RequestID {
+			c := *f
+			return &c
+		}
+	}
+	return nil
 }
 
 // close removes line from the map; l.mu is held.
@@ -154,12 +200,11 @@ func (l *couponLines) close(line *couponLine) {
 }
 
 // rejectTaken answers a batch of requests for a coupon that is taken for
-// good: a copy of the request that saw it gets that request's answer, the
-// others a REJECTED flow each, written with one statement. It delivers the
+// good with a REJECTED flow each, written with one statement. It delivers the
 // answers of batch[1:] and returns batch[0]'s. The work does not stop when the
 // first request's client goes away, since it answers the others too; it is
 // bounded by the fulfil timeout instead.
-func (s *Redemptions) rejectTaken(batch []*lineRequest, taken *takenCoupon) lineTurn {
+func (s *Redemptions) rejectTaken(batch []*lineRequest, taken takenCoupon) lineTurn {
 	answers := make([]lineTurn, len(batch))
 	for i := range answers {
 		answers[i].err = errBatchUnanswered
@@ -203,9 +248,6 @@ func (s *Redemptions) rejectTaken(batch []*lineRequest, taken *takenCoupon) line
 	var writes []int
 	for i, r := range batch {
 		switch {
-		case taken.flow != nil && taken.flow.Operation == r.op && taken.flow.RequestID == r.in.RequestID:
-			prior := *taken.flow
-			answers[i] = answer(replay(&prior, r.fp, nil))
 		case r.actor.Role != models.RoleClerk && !slices.Contains(known, r.in.StoreID):
 			answers[i] = lineTurn{err: notFoundf("store %d not found", r.in.StoreID)}
 		default:
@@ -253,14 +295,24 @@ func answer(flow *models.RedemptionFlow, fresh bool, err error) lineTurn {
 // failed before reaching it.
 var errBatchUnanswered = errors.New("reserve coupon: the batch rejecting this request did not finish")
 
-// takenFor reports coupon id in status as taken for good, with the flow of
-// the request that saw it, or nil when status may still lead back to UNUSED.
-func takenFor(id int64, status models.CouponStatus, flow *models.RedemptionFlow) *takenCoupon {
-	switch status {
-	case models.CouponRedeemed, models.CouponRefunded, models.CouponExpired:
-		return &takenCoupon{id: id, status: status, flow: flow}
+// newsOf is what a request that got flow, fresh or replayed, learned for the
+// requests behind it; seen is the coupon as its statements found it (zero
+// when they did not read it). A SUCCEEDED flow of this code means its coupon
+// was REDEEMED, and a coupon leaves REDEEMED only for REFUNDED.
+func newsOf(flow *models.RedemptionFlow, seen models.Coupon) lineNews {
+	var news lineNews
+	switch flow.Status {
+	case models.FlowSucceeded, models.FlowRejected, models.FlowReleased:
+		news.answer = flow
 	}
-	return nil
+	switch {
+	case flow.Status == models.FlowSucceeded:
+		news.taken = &takenCoupon{id: flow.CouponID, status: models.CouponRedeemed}
+	case seen.ID != 0 && (seen.Status == models.CouponRedeemed || seen.Status == models.CouponRefunded ||
+		seen.Status == models.CouponExpired):
+		news.taken = &takenCoupon{id: seen.ID, status: seen.Status}
+	}
+	return news
 }
 
 // Coalesced reports how many reserve requests this process answered in a

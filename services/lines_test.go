@@ -276,3 +276,57 @@ func TestLinedUpScansOfAnAvailableCoupon(t *testing.T) {
 		})
 	}
 }
+
+// A retry storm of a request that already succeeded asks the database once:
+// the copies behind the first get the stored answer from the line.
+func TestLinedUpRetriesOfAFinishedRequest(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		w := newWorldWith(t, db, true)
+		code := w.issue(w.campaign, 1)[0]
+		done, err := w.redeem(code, "retry-me", 5000)
+		must(t, err)
+		release := services.HoldGate(w.svc.Redemptions)
+		n := 12
+		flows := make([]*models.RedemptionFlow, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		start := func(i int, amount int64) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				flows[i], errs[i] = w.redeem(code, "retry-me", amount)
+			}()
+		}
+		start(0, 5000)
+		waitFor(t, "the first retry to open the line", func() bool {
+			open, _ := services.LineOf(w.svc.Redemptions, w.merchant.ID, code)
+			return open
+		})
+		for i := 1; i < n; i++ {
+			amount := int64(5000)
+			if i == n-1 {
+				amount = 7000
+			}
+			start(i, amount)
+		}
+		waitFor(t, "every retry to line up", func() bool {
+			_, waiting := services.LineOf(w.svc.Redemptions, w.merchant.ID, code)
+			return waiting == n-1
+		})
+		release()
+		wg.Wait()
+		for i := range n - 1 {
+			must(t, errs[i])
+			if flows[i].RedeemNo != done.RedeemNo || flows[i].Status != models.FlowSucceeded {
+				t.Errorf("retry %d: %s %s, want %s SUCCEEDED", i, flows[i].RedeemNo, flows[i].Status, done.RedeemNo)
+			}
+		}
+		wantCode(t, errs[n-1], "IDEMPOTENCY_KEY_REUSED")
+		if got := w.svc.Redemptions.Coalesced(); got != int64(n-1) {
+			t.Errorf("coalesced %d requests, want %d", got, n-1)
+		}
+		if got := w.count(&models.RedemptionFlow{}, "request_id = ?", "retry-me"); got != 1 {
+			t.Errorf("%d flows of the request, want 1", got)
+		}
+	})
+}

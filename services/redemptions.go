@@ -287,24 +287,23 @@ func (s *Redemptions) open(ctx context.Context, actor Actor, op models.Operation
 	}
 	switch {
 	case t.batch != nil:
-		defer s.lines.pass(t.line, nil)
+		defer s.lines.pass(t.line, lineNews{})
 		a := s.rejectTaken(t.batch, t.taken)
 		return a.flow, a.fresh, a.err
 	case !t.run:
 		return t.flow, t.fresh, t.err
 	}
-	var taken *takenCoupon
+	var news lineNews
 	if t.line != nil {
-		defer func() { s.lines.pass(t.line, taken) }()
+		defer func() { s.lines.pass(t.line, news) }()
 	}
-	flow, fresh, taken, err = s.attempt(ctx, actor, op, in, code, fp, settle)
+	flow, fresh, news, err = s.attempt(ctx, actor, op, in, code, fp, settle)
 	return flow, fresh, err
 }
 
 // attempt runs one validated reserve request against the database (see
-// open). taken is the coupon when the request saw it in a state it never
-// leaves for UNUSED, for the requests lined up behind this one.
-func (s *Redemptions) attempt(ctx context.Context, actor Actor, op models.Operation, in RedeemInput, code, fp string, settle TxFulfiller) (flow *models.RedemptionFlow, fresh bool, taken *takenCoupon, err error) {
+// open). news is what it learned for the requests lined up behind it.
+func (s *Redemptions) attempt(ctx context.Context, actor Actor, op models.Operation, in RedeemInput, code, fp string, settle TxFulfiller) (flow *models.RedemptionFlow, fresh bool, news lineNews, err error) {
 	db := s.db.WithContext(ctx)
 	now := s.now()
 	flow = &models.RedemptionFlow{MerchantID: actor.MerchantID, RedeemNo: newFlowNo("RD", now), Operation: op,
@@ -362,19 +361,24 @@ func (s *Redemptions) attempt(ctx context.Context, actor Actor, op models.Operat
 		prior, ferr := s.byRequest(db, actor.MerchantID, op, in.RequestID)
 		switch {
 		case ferr != nil:
-			return nil, false, nil, ferr
+			return nil, false, news, ferr
 		case prior != nil:
 			flow, fresh, err = replay(prior, fp, nil)
-			return flow, fresh, nil, err
+			if err != nil {
+				// Another request's flow, maybe of another coupon: nothing
+				// learned for this line.
+				return nil, false, news, err
+			}
+			return flow, fresh, newsOf(flow, models.Coupon{}), nil
 		case errors.Is(err, ErrCouponNotFound):
 			s.limits.failedLookup(actor)
-			return nil, false, nil, ErrCouponNotFound
+			return nil, false, news, ErrCouponNotFound
 		}
-		return nil, false, nil, fmt.Errorf("reserve coupon: %w", err)
+		return nil, false, news, fmt.Errorf("reserve coupon: %w", err)
 	case err != nil:
-		return nil, false, nil, fmt.Errorf("reserve coupon: %w", err)
+		return nil, false, news, fmt.Errorf("reserve coupon: %w", err)
 	}
-	return flow, true, takenFor(seen.ID, seen.Status, flow), nil
+	return flow, true, newsOf(flow, seen), nil
 }
 
 // redeemOnceOrReject is the one-shot redemption with the builtin adapter on
