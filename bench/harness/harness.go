@@ -412,36 +412,49 @@ func (s *Server) RSS() int64 {
 }
 
 // Metric returns the value of an unlabelled metric from /metrics, or -1.
-func (s *Server) Metric(name string) float64 {
+func (s *Server) Metric(name string) float64 { return s.Metrics(name)[name] }
+
+// Metrics reads several unlabelled metrics from one scrape of /metrics; a
+// metric that cannot be read is -1.
+func (s *Server) Metrics(names ...string) map[string]float64 {
+	out := make(map[string]float64, len(names))
+	for _, n := range names {
+		out[n] = -1
+	}
 	cl := &http.Client{Timeout: 2 * time.Second}
 	resp, err := cl.Get(s.URL() + "/metrics")
 	if err != nil {
-		return -1
+		return out
 	}
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, name+" ") {
-			v, err := strconv.ParseFloat(strings.TrimSpace(line[len(name):]), 64)
-			if err == nil {
-				return v
-			}
+		name, value, ok := strings.Cut(sc.Text(), " ")
+		if _, want := out[name]; !ok || !want {
+			continue
+		}
+		if v, err := strconv.ParseFloat(strings.TrimSpace(value), 64); err == nil {
+			out[name] = v
 		}
 	}
-	return -1
+	return out
 }
 
 // Resources is one sample of the server's resource use.
 type Resources struct {
 	RSSMB      float64 `json:"rss_mb"`
 	Goroutines float64 `json:"goroutines"`
+	// Conns is the HTTP connections open at the server.
+	Conns float64 `json:"http_connections"`
+	// Host is how the machine's CPU time was spent while a Sampler ran.
+	Host *HostShare `json:"host_cpu,omitempty"`
 }
 
 // Sample reads RSS and go_goroutines now.
 func (s *Server) Sample() Resources {
-	return Resources{RSSMB: float64(s.RSS()) / (1 << 20), Goroutines: s.Metric("go_goroutines")}
+	m := s.Metrics("go_goroutines", "coupond_http_open_connections")
+	return Resources{RSSMB: float64(s.RSS()) / (1 << 20), Goroutines: m["go_goroutines"], Conns: m["coupond_http_open_connections"]}
 }
 
 // Sampler samples a server's resources every interval until stopped and keeps
@@ -455,21 +468,20 @@ type Sampler struct {
 // StartSampler starts sampling s.
 func StartSampler(s *Server, every time.Duration) *Sampler {
 	sm := &Sampler{stop: make(chan struct{}), done: make(chan struct{})}
+	host0 := ReadHostCPU()
 	go func() {
 		defer close(sm.done)
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
-			r := Resources{RSSMB: float64(s.RSS()) / (1 << 20)}
-			g := s.Metric("go_goroutines")
-			if r.RSSMB > sm.Max.RSSMB {
-				sm.Max.RSSMB = r.RSSMB
-			}
-			if g > sm.Max.Goroutines {
-				sm.Max.Goroutines = g
-			}
+			r := s.Sample()
+			sm.Max.RSSMB = max(sm.Max.RSSMB, r.RSSMB)
+			sm.Max.Goroutines = max(sm.Max.Goroutines, r.Goroutines)
+			sm.Max.Conns = max(sm.Max.Conns, r.Conns)
 			select {
 			case <-sm.stop:
+				h := ReadHostCPU().Since(host0)
+				sm.Max.Host = &h
 				return
 			case <-t.C:
 			}
@@ -478,7 +490,8 @@ func StartSampler(s *Server, every time.Duration) *Sampler {
 	return sm
 }
 
-// Stop ends sampling and returns the maxima.
+// Stop ends sampling and returns the maxima, and the machine's CPU use since
+// the start.
 func (sm *Sampler) Stop() Resources { close(sm.stop); <-sm.done; return sm.Max }
 
 // Client is a small GraphQL client for setup and checks.

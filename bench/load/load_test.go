@@ -5,23 +5,26 @@ import "testing"
 func TestClassify(t *testing.T) {
 	tests := []struct {
 		name   string
+		kind   string
 		status int
 		body   string
 		want   Outcome
 		result string
 	}{
-		{"success", 200, `{"data":{"redeemCoupon":{"redeemNo":"RD1","status":"SUCCEEDED"}}}`, OK, "SUCCEEDED"},
-		{"rejected", 200, `{"data":{"redeemCoupon":{"redeemNo":"RD1","status":"REJECTED","rejectReason":"COUPON_NOT_AVAILABLE"}}}`, Fail, "REJECTED:COUPON_NOT_AVAILABLE"},
-		{"in flight", 200, `{"data":{"redeemCoupon":{"redeemNo":"RD1","status":"PROCESSING"}}}`, Unknown, "PROCESSING"},
-		{"internal", 200, `{"errors":[{"message":"x","extensions":{"code":"INTERNAL"}}],"data":null}`, Unknown, "INTERNAL"},
-		{"refused before reading", 503, `{"errors":[{"message":"busy","extensions":{"code":"OVERLOADED"}}]}`, Fail, "OVERLOADED"},
-		{"token not checkable", 503, `{"errors":[{"message":"retry","extensions":{"code":"UNAVAILABLE"}}]}`, Fail, "UNAVAILABLE"},
-		{"other 5xx", 502, `bad gateway`, Unknown, "http:502"},
-		{"rate limited", 200, `{"errors":[{"message":"slow down","extensions":{"code":"RATE_LIMITED"}}],"data":null}`, Fail, "RATE_LIMITED"},
+		{"success", "redeem", 200, `{"data":{"redeemCoupon":{"redeemNo":"RD1","status":"SUCCEEDED"}}}`, OK, "SUCCEEDED"},
+		{"rejected", "redeem", 200, `{"data":{"redeemCoupon":{"redeemNo":"RD1","status":"REJECTED","rejectReason":"COUPON_NOT_AVAILABLE"}}}`, Fail, "REJECTED:COUPON_NOT_AVAILABLE"},
+		{"in flight", "redeem", 200, `{"data":{"redeemCoupon":{"redeemNo":"RD1","status":"PROCESSING"}}}`, Unknown, "PROCESSING"},
+		{"internal", "redeem", 200, `{"errors":[{"message":"x","extensions":{"code":"INTERNAL"}}],"data":null}`, Unknown, "INTERNAL"},
+		{"refused before reading", "redeem", 503, `{"errors":[{"message":"busy","extensions":{"code":"OVERLOADED"}}]}`, Fail, "OVERLOADED"},
+		{"token not checkable", "redeem", 503, `{"errors":[{"message":"retry","extensions":{"code":"UNAVAILABLE"}}]}`, Fail, "UNAVAILABLE"},
+		{"other 5xx", "redeem", 502, `bad gateway`, Unknown, "http:502"},
+		{"ping", "ping", 200, `{"data":{"__typename":"Query"}}`, OK, "PONG"},
+		{"ping refused", "ping", 503, `{"errors":[{"message":"busy","extensions":{"code":"OVERLOADED"}}]}`, Fail, "http:503"},
+		{"rate limited", "redeem", 200, `{"errors":[{"message":"slow down","extensions":{"code":"RATE_LIMITED"}}],"data":null}`, Fail, "RATE_LIMITED"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := &Record{Op: Op{Kind: "redeem"}}
+			r := &Record{Op: Op{Kind: tt.kind}}
 			Classify(r, tt.status, []byte(tt.body))
 			if r.Outcome != tt.want || r.Result != tt.result {
 				t.Fatalf("got %s %s, want %s %s", r.Outcome, r.Result, tt.want, tt.result)

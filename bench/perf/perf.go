@@ -37,6 +37,40 @@ type Scenario struct {
 	After   harness.Resources   `json:"resources_after"`
 	Audit   harness.AuditResult `json:"audit"`
 	History *history.Report     `json:"history,omitempty"`
+	// Windows are the one-second windows of a constant-rate run.
+	Windows []Window `json:"seconds,omitempty"`
+}
+
+// Window is one second of a constant-rate run, by intended send time.
+type Window struct {
+	Second int     `json:"second"`
+	OK     int     `json:"ok"`
+	P50    float64 `json:"p50_ms"`
+	P99    float64 `json:"p99_ms"`
+}
+
+// windows buckets records by the second they were meant to be sent in.
+func windows(rs []*load.Record) []Window {
+	buckets := map[int][]*load.Record{}
+	last := 0
+	for _, r := range rs {
+		sec := int(r.Intended / time.Second)
+		buckets[sec] = append(buckets[sec], r)
+		last = max(last, sec)
+	}
+	var out []Window
+	for sec := 0; sec <= last; sec++ {
+		st := load.Summarise(buckets[sec], nil)
+		out = append(out, Window{Second: sec, OK: st.OK, P50: st.P50, P99: st.P99})
+	}
+	return out
+}
+
+// WAL is the write-ahead log written per redemption.
+type WAL struct {
+	Records float64 `json:"records"`
+	FPI     float64 `json:"full_page_images"`
+	Bytes   float64 `json:"bytes"`
 }
 
 // Step is one second of the ramp.
@@ -67,10 +101,20 @@ type Result struct {
 	WaitEvents  map[string]int     `json:"wait_events_at_knee"`
 	CPU         map[string]float64 `json:"cpu_seconds_at_knee"`
 	WallSeconds float64            `json:"wall_seconds"`
+	// WALAtKnee is the WAL PostgreSQL wrote per redemption during the
+	// constant run at the knee (the whole cluster's, over the redemptions).
+	WALAtKnee WAL `json:"wal_per_redemption_at_knee"`
+	// CouponUpdates and HOTUpdates count the updates of coupons during the
+	// throughput runs, and those PostgreSQL made in place (heap-only tuples,
+	// no index entry written).
+	CouponUpdates int64 `json:"coupon_updates"`
+	HOTUpdates    int64 `json:"coupon_hot_updates"`
 	// Profile is the server's pprof top (cumulative and flat) during the
 	// constant run at the knee.
 	Profile string   `json:"pprof_top_at_knee,omitempty"`
 	LoadAvg []string `json:"loadavg_start_end"`
+	// HostCPU is how the machine's CPU time was spent over the whole run.
+	HostCPU harness.HostShare `json:"host_cpu"`
 }
 
 func (c Config) logf(format string, a ...any) {
@@ -104,6 +148,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res := &Result{Date: start.UTC().Format(time.RFC3339), Quick: cfg.Quick}
 	res.Host, _ = os.Hostname()
 	res.LoadAvg = append(res.LoadAvg, loadavg())
+	host0 := harness.ReadHostCPU()
 	nIssue, pgSecs, pgCoupons := 1_000_000, 20, 1_000_000
 	nLoad := 300_000
 	if cfg.Quick {
@@ -220,14 +265,20 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		var prof *profiler
 		profErr := make(chan error, 1)
 		profPath := filepath.Join(env.Dir, "knee.cpu.pprof")
+		var wal0 WAL
 		if st.rate == res.Knee {
+			wal0 = readWAL(ctx, fx)
 			prof = startProfiler(ctx, fx, env)
 			go func() { profErr <- fx.Server.CPUProfile(ctx, stepSecs-time.Second, profPath) }()
 		}
 		recs := load.Run(ctx, load.Attack{Name: st.name, URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: st.rate},
 			Duration: stepSecs, MaxOps: int(st.rate*stepSecs.Seconds()) + 1, Next: redeemNext("step-")})
-		s = Scenario{Name: st.name, Stats: load.Summarise(recs, nil), During: sm.Stop(), Extra: map[string]any{"rate": st.rate}}
+		s = Scenario{Name: st.name, Stats: load.Summarise(recs, nil), During: sm.Stop(), Extra: map[string]any{"rate": st.rate},
+			Windows: windows(recs)}
 		if prof != nil {
+			wal1, n := readWAL(ctx, fx), nz(float64(s.Stats.OK))
+			res.WALAtKnee = WAL{Records: round((wal1.Records - wal0.Records) / n), FPI: round((wal1.FPI - wal0.FPI) / n),
+				Bytes: round((wal1.Bytes - wal0.Bytes) / n)}
 			res.WaitEvents, res.CPU = prof.stop()
 			if err := <-profErr; err != nil {
 				cfg.logf("  no CPU profile: %v", err)
@@ -247,16 +298,30 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 
+	res.CouponUpdates, res.HOTUpdates = couponUpdates(ctx, fx)
+
+	// What HTTP and GraphQL alone cost for a burst like the hot coupon's.
+	cfg.logf("floor: a burst of pings")
+	sm = harness.StartSampler(fx.Server, 100*time.Millisecond)
+	recs := load.Run(ctx, load.Attack{Name: "ping", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: 100000},
+		Duration: 5 * time.Second, MaxOps: 1000, Timeout: 30 * time.Second, Next: func(int) load.Op { return load.Ping() }})
+	s = Scenario{Name: floorScenario, Stats: load.Summarise(recs, nil), During: sm.Stop()}
+	if err := audit(&s); err != nil {
+		return nil, err
+	}
+
 	// Hot coupon.
 	cfg.logf("hot coupon")
+	coalesced0 := fx.Server.Metric("coupond_redemptions_coalesced_total")
 	sm = harness.StartSampler(fx.Server, 100*time.Millisecond)
 	hot := pool.take()
-	recs := load.Run(ctx, load.Attack{Name: "hot", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: 100000},
+	recs = load.Run(ctx, load.Attack{Name: "hot", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: 100000},
 		Duration: 5 * time.Second, MaxOps: 1000, Timeout: 30 * time.Second,
 		Next: func(int) load.Op { return load.Redeem("redeem", hot, fx.StoreID, newRID("hot-")) }})
 	s = Scenario{Name: "hot coupon: 1,000 concurrent redeems of one coupon", Stats: load.Summarise(recs, nil), During: sm.Stop()}
 	s.Extra = map[string]any{"successes": countResult(recs, "SUCCEEDED"),
-		"losers_p99_ms": load.Summarise(recs, func(r *load.Record) bool { return r.Result != "SUCCEEDED" }).P99}
+		"losers_p99_ms": load.Summarise(recs, func(r *load.Record) bool { return r.Result != "SUCCEEDED" }).P99,
+		"coalesced":     fx.Server.Metric("coupond_redemptions_coalesced_total") - coalesced0}
 	if err := audit(&s); err != nil {
 		return nil, err
 	}
@@ -330,6 +395,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg.logf("audit over %d flows: %.1f s, %d violations", nIssue, a.Took.Seconds(), len(a.Violations))
 	res.WallSeconds = round(time.Since(start).Seconds())
 	res.LoadAvg = append(res.LoadAvg, loadavg())
+	res.HostCPU = harness.ReadHostCPU().Since(host0)
 	return res, nil
 }
 
@@ -570,6 +636,28 @@ AND NOT EXISTS (SELECT 1 FROM refund_flows r WHERE r.redemption_id = f.id)`)
 
 // loadavg returns /proc/loadavg's first three fields: the machine is shared,
 // and the report says how busy it was.
+// floorScenario names the burst of pings.
+const floorScenario = "floor: 1,000 concurrent `{ __typename }` queries (no database)"
+
+// readWAL reads the cluster's WAL counters (pg_stat_wal, PostgreSQL 14 and
+// later); zero when they cannot be read.
+func readWAL(ctx context.Context, fx *harness.Fixture) WAL {
+	var w WAL
+	_ = fx.Pool.QueryRow(ctx, "SELECT wal_records::float8, wal_fpi::float8, wal_bytes::float8 FROM pg_stat_wal").
+		Scan(&w.Records, &w.FPI, &w.Bytes)
+	return w
+}
+
+// couponUpdates reads how many coupon rows were updated and how many of
+// those updates were heap-only (in place). The statistics reach the view
+// within a second of the transactions that made them.
+func couponUpdates(ctx context.Context, fx *harness.Fixture) (upd, hot int64) {
+	time.Sleep(1500 * time.Millisecond)
+	_ = fx.Pool.QueryRow(ctx, "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'coupons'").
+		Scan(&upd, &hot)
+	return upd, hot
+}
+
 func loadavg() string {
 	b, _ := os.ReadFile("/proc/loadavg")
 	f := strings.Fields(string(b))

@@ -61,13 +61,15 @@ func Probe(ctx context.Context, cfg ProbeConfig) (string, error) {
 	profErr := make(chan error, 1)
 	go func() { profErr <- fx.Server.CPUProfile(ctx, cfg.Duration-time.Second, profPath) }()
 	prof := startProfiler(ctx, fx, env)
+	host0 := harness.ReadHostCPU()
 	recs := load.Run(ctx, load.Attack{Name: "probe", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: cfg.Rate},
 		Duration: cfg.Duration, MaxOps: int(cfg.Rate * cfg.Duration.Seconds()), Next: next})
+	host := harness.ReadHostCPU().Since(host0)
 	waits, cpu := prof.stop()
 	st := load.Summarise(recs, nil)
 	out := fmt.Sprintf("rate %.0f/s: ops %d ok %d fail %d unknown %d; p50 %.1f p95 %.1f p99 %.1f p99.9 %.1f max %.1f ms; ok/s %.0f\n",
 		cfg.Rate, st.Ops, st.OK, st.Fail, st.Unknown, st.P50, st.P95, st.P99, st.P999, st.Max, st.OKPerSec)
-	out += fmt.Sprintf("CPU seconds: %v\nwait events: %v\n", cpu, waits)
+	out += fmt.Sprintf("CPU seconds: %v\nhost CPU: idle %.1f%%, steal %.1f%%\nwait events: %v\n", cpu, host.IdlePct, host.StealPct, waits)
 	out += "p50/p99 ms by second of intended send:"
 	for sec := 0; sec < int(cfg.Duration.Seconds()); sec++ {
 		lo, hi := time.Duration(sec)*time.Second, time.Duration(sec+1)*time.Second
