@@ -88,6 +88,9 @@ type Result struct {
 	Quick       bool               `json:"quick"`
 	Host        string             `json:"host"`
 	Baselines   []Baseline         `json:"baselines"`
+	// BaselinesAfter are the same pgbench runs again right after the ramp,
+	// so the knee is compared with the database's limit on both sides of it.
+	BaselinesAfter []Baseline `json:"baselines_after,omitempty"`
 	Ramp        []Step             `json:"ramp"`
 	Knee        float64            `json:"knee_per_sec"`
 	KneeReason  string             `json:"knee_reason"`
@@ -247,6 +250,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	cfg.logf("knee %.0f/s (%s)", res.Knee, res.KneeReason)
+	cfg.logf("pgbench baselines again, after the ramp")
+	if res.BaselinesAfter, err = RunBaselines(ctx, env, "coupond_bench_pgbench", pgCoupons, pgSecs, env.Dir); err != nil {
+		return nil, err
+	}
+	_ = env.DropDB(ctx, "coupond_bench_pgbench")
+	if err := settle(ctx, fx); err != nil {
+		return nil, err
+	}
 	if res.Knee < 50 {
 		res.Knee = 50
 	}

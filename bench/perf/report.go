@@ -45,10 +45,7 @@ func num(v any) float64 {
 func (r *Result) Markdown(command string) string {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	five, one := 0.0, 0.0
-	if len(r.Baselines) == 2 {
-		five, one = r.Baselines[0].TPS, r.Baselines[1].TPS
-	}
+	five, one := r.baseline(0), r.baseline(1)
 	half := r.scenario("constant at half")
 	atKnee := r.scenario("constant at the knee")
 	hot := r.scenario("hot coupon:")
@@ -163,9 +160,16 @@ func (r *Result) Markdown(command string) string {
 	p("\nThe knee is the highest offered rate of the ramp whose one-second window had p99 ≤ 100 ms and no errors (%s); "+
 		"the constant-rate run at the knee %s: p99 %.1f ms, error rate %.3f.\n\n", r.KneeReason, verdict, atKnee.Stats.P99, atKnee.Stats.ErrorRate)
 
-	p("## Baselines (pgbench, same PostgreSQL, same run, 8 clients, prepared statements)\n\n| script | tps | avg latency | coupond knee ÷ this |\n|---|---|---|---|\n")
-	for _, bl := range r.Baselines {
-		p("| %s | %.0f | %.2f ms | %.2f |\n", bl.Name, bl.TPS, bl.LatencyAvg, r.Knee/nz(bl.TPS))
+	p("## Baselines (pgbench, same PostgreSQL, same run, 8 clients, prepared statements)\n\n" +
+		"Each script ran before coupond's scenarios and again right after the ramp; the targets use the mean of the two.\n\n" +
+		"| script | tps before | tps after | mean | avg latency before / after | coupond knee ÷ mean |\n|---|---|---|---|---|---|\n")
+	for i, bl := range r.Baselines {
+		after, lat := "-", "-"
+		if i < len(r.BaselinesAfter) {
+			after, lat = fmt.Sprintf("%.0f", r.BaselinesAfter[i].TPS), fmt.Sprintf("%.2f", r.BaselinesAfter[i].LatencyAvg)
+		}
+		p("| %s | %.0f | %s | %.0f | %.2f / %s ms | %.2f |\n", bl.Name, bl.TPS, after, r.baseline(i), bl.LatencyAvg, lat,
+			r.Knee/nz(r.baseline(i)))
 	}
 	p("\nThe scripts are in `bench/perf/pgbench.go`: the seed article's five statements each in its own autocommit " +
 		"transaction (five WAL flushes), and the minimal correct redemption (conditional update, ledger row, order) in one " +
@@ -272,6 +276,18 @@ func (r *Result) Markdown(command string) string {
 		"for the WAL flush; `Client:ClientRead` (state idle in transaction) is PostgreSQL waiting for coupond between statements " +
 		"of an open transaction.\n")
 	return b.String()
+}
+
+// baseline is the mean tps of pgbench script i before and after the ramp
+// (before alone when it ran once).
+func (r *Result) baseline(i int) float64 {
+	if i >= len(r.Baselines) {
+		return 0
+	}
+	if i >= len(r.BaselinesAfter) {
+		return r.Baselines[i].TPS
+	}
+	return (r.Baselines[i].TPS + r.BaselinesAfter[i].TPS) / 2
 }
 
 // share is the machine's CPU use during scenario s.
