@@ -31,13 +31,18 @@ func holdCoupon(t *testing.T, db *gorm.DB, couponID int64) (release func()) {
 	return func() { must(t, tx.Commit().Error) }
 }
 
-// waitFor polls cond for up to ten seconds.
-func waitFor(t *testing.T, what string, cond func() bool) {
+// waitLine waits up to ten seconds until a line is open for code with
+// exactly waiting requests waiting in it.
+func waitLine(t *testing.T, w *world, code string, waiting int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
+	for {
+		open, n := services.LineOf(w.svc.Redemptions, w.merchant.ID, code)
+		if open && n == waiting {
+			return
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+			t.Fatalf("line of %s: open %t with %d waiting, want open with %d", code, open, n, waiting)
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
@@ -98,10 +103,7 @@ func TestLinedUpScansOfATakenCoupon(t *testing.T) {
 			defer wg.Done()
 			first, firstErr = w.svc.Redemptions.Redeem(ctx, w.clerkA, in("first", 5000))
 		}()
-		waitFor(t, "the first scan to open the line", func() bool {
-			open, _ := services.LineOf(w.svc.Redemptions, w.merchant.ID, code)
-			return open
-		})
+		waitLine(t, w, code, 0)
 		for _, s := range append(scans, leaver) {
 			wg.Add(1)
 			go func() {
@@ -113,15 +115,9 @@ func TestLinedUpScansOfATakenCoupon(t *testing.T) {
 				s.flow, s.err = w.svc.Redemptions.Redeem(sctx, s.actor, s.in)
 			}()
 		}
-		waitFor(t, "every scan to line up", func() bool {
-			_, n := services.LineOf(w.svc.Redemptions, w.merchant.ID, code)
-			return n == len(scans)+1
-		})
+		waitLine(t, w, code, len(scans)+1)
 		cancel()
-		waitFor(t, "the gone client to leave the line", func() bool {
-			_, n := services.LineOf(w.svc.Redemptions, w.merchant.ID, code)
-			return n == len(scans)
-		})
+		waitLine(t, w, code, len(scans))
 		release()
 		wg.Wait()
 
@@ -225,10 +221,7 @@ func TestLinedUpScansOfAnAvailableCoupon(t *testing.T) {
 						first, firstErr = w.svc.Redemptions.Redeem(ctx, w.clerkA, in)
 					}
 				}()
-				waitFor(t, "the first scan to open the line", func() bool {
-					open, _ := services.LineOf(w.svc.Redemptions, w.merchant.ID, code)
-					return open
-				})
+				waitLine(t, w, code, 0)
 				n := 10
 				flows := make([]*models.RedemptionFlow, n)
 				errs := make([]error, n)
@@ -239,10 +232,7 @@ func TestLinedUpScansOfAnAvailableCoupon(t *testing.T) {
 						flows[i], errs[i] = w.redeem(code, fmt.Sprintf("next-%d", i), 5000)
 					}()
 				}
-				waitFor(t, "every scan to line up", func() bool {
-					_, waiting := services.LineOf(w.svc.Redemptions, w.merchant.ID, code)
-					return waiting == n
-				})
+				waitLine(t, w, code, n)
 				release()
 				wg.Wait()
 				must(t, firstErr)
@@ -298,10 +288,7 @@ func TestLinedUpRetriesOfAFinishedRequest(t *testing.T) {
 			}()
 		}
 		start(0, 5000)
-		waitFor(t, "the first retry to open the line", func() bool {
-			open, _ := services.LineOf(w.svc.Redemptions, w.merchant.ID, code)
-			return open
-		})
+		waitLine(t, w, code, 0)
 		for i := 1; i < n; i++ {
 			amount := int64(5000)
 			if i == n-1 {
@@ -309,10 +296,7 @@ func TestLinedUpRetriesOfAFinishedRequest(t *testing.T) {
 			}
 			start(i, amount)
 		}
-		waitFor(t, "every retry to line up", func() bool {
-			_, waiting := services.LineOf(w.svc.Redemptions, w.merchant.ID, code)
-			return waiting == n-1
-		})
+		waitLine(t, w, code, n-1)
 		release()
 		wg.Wait()
 		for i := range n - 1 {
