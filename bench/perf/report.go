@@ -65,7 +65,7 @@ func (r *Result) Markdown(command string) string {
 	p("Load average (1, 5, 15 min) at the start and end of the run: %s. Over the run the machine's CPU was idle %.1f%% of the "+
 		"time, and %.1f%% was *steal*: time the hypervisor gave the host's other virtual machines while this one had work to run. "+
 		"Steal comes and goes with the neighbours, so the absolute figures move from run to run; each scenario's share is in its "+
-		"row below, and the pgbench baselines were measured minutes apart in the same conditions.\n\n",
+		"row below, and the pgbench baselines ran both before the scenarios and right after the ramp.\n\n",
 		strings.Join(r.LoadAvg, " / "), r.HostCPU.IdlePct, r.HostCPU.StealPct)
 
 	p("## Targets\n\n| target | goal | measured | ratio | result |\n|---|---|---|---|---|\n")
@@ -101,10 +101,13 @@ func (r *Result) Markdown(command string) string {
 		"%.0f%% together", r.CPU["generator (this process)"], r.CPU["coupond server"], r.CPU["postgresql (all processes)"],
 		cpuAvail, 100*used/nz(cpuAvail))
 	why := map[string]string{
-		"knee vs seed five-statement pgbench": fmt.Sprintf("the ramp broke down at %s. During the constant run at the knee the %s "+
+		"knee vs seed five-statement pgbench": fmt.Sprintf("the ramp broke down at %s, with the machine's CPU idle %.0f%% and %.1f%% "+
+			"stolen during the ramp; the pgbench baselines measured %s before it and %s after. During the constant run at the knee the %s "+
 			"(%.1f%% of the machine's CPU time went to other virtual machines). A redemption cost %.2f ms of server CPU and %.2f ms of "+
 			"PostgreSQL CPU; the profile below shows where the server's goes",
-			r.KneeReason, bound, share(atKnee).StealPct, perRedemption("coupond server"), perRedemption("postgresql (all processes)")),
+			r.KneeReason, share(r.scenario("throughput ramp")).IdlePct, share(r.scenario("throughput ramp")).StealPct,
+			r.baselineTPS(r.Baselines), r.baselineTPS(r.BaselinesAfter),
+			bound, share(atKnee).StealPct, perRedemption("coupond server"), perRedemption("postgresql (all processes)")),
 		"p99 at half the knee": fmt.Sprintf("p50 was %.1f ms and p95 %.1f ms; the tail comes from a few seconds of the run (%s; "+
 			"see the one-second windows below), with the machine's CPU idle %.0f%% and %.1f%% stolen by the hypervisor during the run",
 			half.Stats.P50, half.Stats.P95, worstWindows(half.Windows, 3), share(half).IdlePct, share(half).StealPct),
@@ -288,6 +291,18 @@ func (r *Result) baseline(i int) float64 {
 		return r.Baselines[i].TPS
 	}
 	return (r.Baselines[i].TPS + r.BaselinesAfter[i].TPS) / 2
+}
+
+// baselineTPS lists the tps of the baseline scripts, "-" when none ran.
+func (r *Result) baselineTPS(bs []Baseline) string {
+	if len(bs) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(bs))
+	for i, b := range bs {
+		parts[i] = fmt.Sprintf("%.0f/s", b.TPS)
+	}
+	return strings.Join(parts, " and ")
 }
 
 // share is the machine's CPU use during scenario s.
