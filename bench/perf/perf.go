@@ -84,26 +84,26 @@ type Step struct {
 
 // Result is a whole run.
 type Result struct {
-	Date        string             `json:"date"`
-	Quick       bool               `json:"quick"`
-	Host        string             `json:"host"`
-	Baselines   []Baseline         `json:"baselines"`
+	Date      string     `json:"date"`
+	Quick     bool       `json:"quick"`
+	Host      string     `json:"host"`
+	Baselines []Baseline `json:"baselines"`
 	// BaselinesAfter are the same pgbench runs again right after the ramp,
 	// so the knee is compared with the database's limit on both sides of it.
-	BaselinesAfter []Baseline `json:"baselines_after,omitempty"`
-	Ramp        []Step             `json:"ramp"`
-	Knee        float64            `json:"knee_per_sec"`
-	KneeReason  string             `json:"knee_reason"`
-	Scenarios   []Scenario         `json:"scenarios"`
-	IssueCount  int                `json:"issue_count"`
-	IssueSecs   float64            `json:"issue_seconds"`
-	AuditFlows  int                `json:"audit_flows"`
-	AuditSecs   float64            `json:"audit_seconds"`
-	AuditViol   int                `json:"audit_violations"`
-	MaxRSSMB    float64            `json:"max_rss_mb"`
-	WaitEvents  map[string]int     `json:"wait_events_at_knee"`
-	CPU         map[string]float64 `json:"cpu_seconds_at_knee"`
-	WallSeconds float64            `json:"wall_seconds"`
+	BaselinesAfter []Baseline         `json:"baselines_after,omitempty"`
+	Ramp           []Step             `json:"ramp"`
+	Knee           float64            `json:"knee_per_sec"`
+	KneeReason     string             `json:"knee_reason"`
+	Scenarios      []Scenario         `json:"scenarios"`
+	IssueCount     int                `json:"issue_count"`
+	IssueSecs      float64            `json:"issue_seconds"`
+	AuditFlows     int                `json:"audit_flows"`
+	AuditSecs      float64            `json:"audit_seconds"`
+	AuditViol      int                `json:"audit_violations"`
+	MaxRSSMB       float64            `json:"max_rss_mb"`
+	WaitEvents     map[string]int     `json:"wait_events_at_knee"`
+	CPU            map[string]float64 `json:"cpu_seconds_at_knee"`
+	WallSeconds    float64            `json:"wall_seconds"`
 	// WALAtKnee is the WAL PostgreSQL wrote per redemption during the
 	// constant run at the knee (the whole cluster's, over the redemptions).
 	WALAtKnee WAL `json:"wal_per_redemption_at_knee"`
