@@ -176,6 +176,7 @@ func TestServeDemo(t *testing.T) {
 				{"/readyz", "", "ready", 200},
 				{"/metrics", "", "coupond_redemptions_total", 200},
 				{"/metrics", "", "coupond_redemptions_coalesced_total 0", 200},
+				{"/metrics", "", "coupond_graphql_inflight_limit 512", 200},
 				{"/", "", "<html", 200},
 				{"/coupons/some-deep-link", "", "<html", 200},
 				{"/playground/", "", "graphiql", 200},

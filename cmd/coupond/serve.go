@@ -76,7 +76,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	debugAddr := fs.String("debug-addr", "", "serve Go's pprof profiles on this separate address, e.g. 127.0.0.1:6060 (off when empty; never expose it)")
 	grace := fs.Duration("shutdown-grace", 20*time.Second, "how long to drain requests on shutdown")
-	maxInflight := fs.Int("max-inflight", 1024, "GraphQL requests served at once; as many more wait for a slot up to --max-inflight-wait, then get 503 OVERLOADED (0: no limit)")
+	maxInflight := fs.Int("max-inflight", 512, "GraphQL requests served at once; as many more wait for a slot up to --max-inflight-wait, then get 503 OVERLOADED (0: no limit)")
 	inflightWait := fs.Duration("max-inflight-wait", time.Second, "how long a GraphQL request over --max-inflight waits for a slot before 503 OVERLOADED")
 	var hooks []func(*services.Options) error
 	for _, h := range serveFlagHooks {
