@@ -188,7 +188,7 @@ func LineOf(r *Redemptions, merchantID int64, code string) (open bool, waiting i
 	}
 	r.lines.mu.Lock()
 	defer r.lines.mu.Unlock()
-	line := r.lines.lines[lineKeyOf(merchantID, norm)]
+	line := r.lines.lines[lineKey{merchantID: merchantID, code: norm}]
 	if line == nil {
 		return false, 0
 	}

@@ -34,7 +34,8 @@ const maxRejectBatch = 200
 type couponLines struct {
 	mu    sync.Mutex
 	lines map[lineKey]*couponLine
-	// batched counts the requests answered by a batch.
+	// batched counts the requests answered in a line: by a batch rejection
+	// or with the known answer of their request id.
 	batched atomic.Int64
 }
 
@@ -234,8 +235,8 @@ func (s *Redemptions) rejectTaken(batch []*lineRequest, taken takenCoupon) lineT
 	}
 	var known []int64
 	if len(unchecked) > 0 {
-		err := db.Model(&models.Store{}).Where("merchant_id = ? AND id IN ?", merchantID, unchecked).Pluck("id", &known).Error
-		if err != nil {
+		var err error
+		if known, err = (&Stores{db: s.db}).existing(db, merchantID, unchecked); err != nil {
 			for i := range answers {
 				answers[i] = lineTurn{err: fmt.Errorf("reserve coupon: check stores: %w", err)}
 			}
@@ -323,9 +324,4 @@ func (s *Redemptions) Coalesced() int64 {
 		return 0
 	}
 	return s.lines.batched.Load()
-}
-
-// lineKeyOf is the line of a request for the merchant's coupon code.
-func lineKeyOf(merchantID int64, code string) lineKey {
-	return lineKey{merchantID: merchantID, code: code}
 }

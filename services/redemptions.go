@@ -282,7 +282,7 @@ func (s *Redemptions) open(ctx context.Context, actor Actor, op models.Operation
 	fp := fingerprint(string(op), code, strconv.FormatInt(in.StoreID, 10), strconv.FormatInt(in.OrderAmount, 10))
 	t := lineTurn{run: true}
 	if s.lines != nil {
-		t = s.lines.join(lineKeyOf(actor.MerchantID, code),
+		t = s.lines.join(lineKey{merchantID: actor.MerchantID, code: code},
 			&lineRequest{ctx: ctx, actor: actor, op: op, in: in, fp: fp})
 	}
 	switch {

@@ -49,18 +49,25 @@ type Window struct {
 	P99    float64 `json:"p99_ms"`
 }
 
-// windows buckets records by the second they were meant to be sent in.
-func windows(rs []*load.Record) []Window {
-	buckets := map[int][]*load.Record{}
-	last := 0
+// bySecond buckets records by the second they were meant to be sent in, from
+// the first second to the last one with a record.
+func bySecond(rs []*load.Record) [][]*load.Record {
+	var out [][]*load.Record
 	for _, r := range rs {
 		sec := int(r.Intended / time.Second)
-		buckets[sec] = append(buckets[sec], r)
-		last = max(last, sec)
+		for len(out) <= sec {
+			out = append(out, nil)
+		}
+		out[sec] = append(out[sec], r)
 	}
+	return out
+}
+
+// windows summarises records one second of intended send time at a time.
+func windows(rs []*load.Record) []Window {
 	var out []Window
-	for sec := 0; sec <= last; sec++ {
-		st := load.Summarise(buckets[sec], nil)
+	for sec, b := range bySecond(rs) {
+		st := load.Summarise(b, nil)
 		out = append(out, Window{Second: sec, OK: st.OK, P50: st.P50, P99: st.P99})
 	}
 	return out
@@ -424,18 +431,9 @@ func countResult(rs []*load.Record, result string) int {
 // the last second before the first one whose p99 passed 100 ms or that had
 // errors.
 func knee(rs []*load.Record, p load.Ramp) ([]Step, float64, string) {
-	buckets := map[int][]*load.Record{}
-	maxSec := 0
-	for _, r := range rs {
-		sec := int(r.Intended / time.Second)
-		buckets[sec] = append(buckets[sec], r)
-		if sec > maxSec {
-			maxSec = sec
-		}
-	}
 	var steps []Step
-	for sec := 0; sec <= maxSec; sec++ {
-		st := load.Summarise(buckets[sec], nil)
+	for sec, b := range bySecond(rs) {
+		st := load.Summarise(b, nil)
 		errs := int(math.Round(st.ErrorRate * float64(st.Ops)))
 		steps = append(steps, Step{Second: sec, Offered: round(p.Rate(time.Duration(sec)*time.Second + time.Second/2)), OK: st.OK, Errors: errs, P99: st.P99})
 	}

@@ -71,9 +71,7 @@ func Probe(ctx context.Context, cfg ProbeConfig) (string, error) {
 		cfg.Rate, st.Ops, st.OK, st.Fail, st.Unknown, st.P50, st.P95, st.P99, st.P999, st.Max, st.OKPerSec)
 	out += fmt.Sprintf("CPU seconds: %v\nhost CPU: idle %.1f%%, steal %.1f%%\nwait events: %v\n", cpu, host.IdlePct, host.StealPct, waits)
 	out += "p50/p99 ms by second of intended send:"
-	for sec := 0; sec < int(cfg.Duration.Seconds()); sec++ {
-		lo, hi := time.Duration(sec)*time.Second, time.Duration(sec+1)*time.Second
-		w := load.Summarise(recs, func(r *load.Record) bool { return r.Intended >= lo && r.Intended < hi })
+	for _, w := range windows(recs) {
 		out += fmt.Sprintf(" %.0f/%.0f", w.P50, w.P99)
 	}
 	out += "\n"
