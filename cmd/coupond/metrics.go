@@ -60,7 +60,7 @@ func newMetrics(db *gorm.DB, svc func() *services.Services) (*metrics, error) {
 			Help: "Age of the oldest unfinished redemption; alert when it passes hold timeout plus the compensation interval."},
 			holds(func(_ int64, d time.Duration) float64 { return d.Seconds() })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "coupond_redemptions_coalesced_total",
-			Help: "Redeem and reserve requests for a coupon already taken for good that were answered in a batch behind an earlier request for it, instead of each asking the database."},
+			Help: "Redeem and reserve requests answered in their coupon's line behind an earlier request for it, instead of each asking the database: rejected in a batch because the coupon was taken for good, or given the known answer of their request id."},
 			func() float64 { return float64(svc().Redemptions.Coalesced()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "coupond_http_open_connections",
 			Help: "HTTP connections open now, active or idle; each holds buffers and a goroutine."},
