@@ -3,26 +3,9 @@ package models
 import (
 	"database/sql"
 	"errors"
-	"strconv"
 
 	"gorm.io/gorm"
 )
-
-// OrderRefPrefix starts the reference of every order of the builtin
-// fulfillment adapter: "ORD" followed by the order's id.
-const OrderRefPrefix = "ORD"
-
-// OrderRef is the reference of a builtin order.
-func OrderRef(orderID int64) string { return OrderRefPrefix + strconv.FormatInt(orderID, 10) }
-
-// discountSQL is the discount of a campaign row k on the order amount
-// $5, the rule of services.discountFor written in SQL: CASH takes its
-// value off, at most the amount; DISCOUNT takes value percent, truncated and
-// capped by max_discount when set; EXCHANGE is worth its value.
-const discountSQL = `CASE k.type WHEN 'CASH' THEN LEAST(k.value, $5::bigint)
-  WHEN 'DISCOUNT' THEN CASE WHEN k.max_discount > 0 THEN LEAST($5::bigint * k.value / 100, k.max_discount)
-    ELSE $5::bigint * k.value / 100 END
-  ELSE k.value END`
 
 // redeemOnceSQL is a whole one-shot redemption with the builtin adapter in one
 // statement: the conditional update takes the coupon from UNUSED straight to
@@ -30,14 +13,13 @@ const discountSQL = `CASE k.type WHEN 'CASH' THEN LEAST(k.value, $5::bigint)
 // confirm updates of one transaction leave behind), and the order, the
 // SUCCEEDED flow and the two transitions are inserted from its result, so
 // nothing is written when the coupon is not taken. The update's WHERE is the
-// reserve's (see reserveSQL). Parameters: $1 redemption number, $2 now,
+// reserve's (eligibleSQL), and the discount is
+// Campaign.Discount's (discountSQL). Parameters: $1 redemption number, $2 now,
 // $3 merchant, $4 code, $5 order amount, $6 store, $7 request id,
 // $8 fingerprint, $9 operator, $10 hold deadline, $11 actor.
-const redeemOnceSQL = `WITH c AS (
+var redeemOnceSQL = `WITH c AS (
   UPDATE coupons SET status = 'REDEEMED', redeem_no = $1, version = version + 2, updated_at = $2
-  WHERE merchant_id = $3 AND code = $4 AND status = 'UNUSED' AND valid_from <= $2 AND valid_to > $2
-    AND EXISTS (SELECT 1 FROM campaigns c WHERE c.id = coupons.campaign_id AND c.min_spend <= $5
-      AND (c.all_stores OR EXISTS (SELECT 1 FROM campaign_stores cs WHERE cs.campaign_id = c.id AND cs.store_id = $6)))
+  WHERE merchant_id = $3 AND code = $4 AND ` + eligibleSQL("$2", "$5::bigint", "$6::bigint") + `
   RETURNING id, campaign_id, version
 ), o AS (
   INSERT INTO orders (merchant_id, redeem_no, coupon_id, store_id, amount, status, created_at)
@@ -46,17 +28,17 @@ const redeemOnceSQL = `WITH c AS (
 ), f AS (
   INSERT INTO redemption_flows (` + flowColumns + `)
   SELECT $3::bigint, $1::text, 'REDEEM', $7::text, $8::text, c.id, $6::bigint,
-    $9::bigint, 'SUCCEEDED', NULL, NULL, $5::bigint, ` + discountSQL + `, '` + OrderRefPrefix + `' || o.id,
+    $9::bigint, 'SUCCEEDED', NULL, NULL, $5::bigint, ` + discountSQL("k", "$5::bigint") + `, '` + OrderRefPrefix + `' || o.id,
     $10::timestamptz, 0, 1, $2::timestamptz, $2::timestamptz, $2::timestamptz
   FROM c JOIN campaigns k ON k.id = c.campaign_id, o
   RETURNING id, discount_amount, order_ref
 ), t AS (
-  INSERT INTO coupon_transitions (` + transitionColumns + `)
+  ` + insertTransitionsSQL(`
   SELECT $3::bigint, c.id, 'UNUSED', 'REDEEMING', c.version - 1, $1::text, $11::text, $6::bigint,
     $2::timestamptz FROM c
   UNION ALL
   SELECT $3::bigint, c.id, 'REDEEMING', 'REDEEMED', c.version, $1::text, $11::text, $6::bigint,
-    $2::timestamptz FROM c
+    $2::timestamptz FROM c`) + `
 )
 SELECT c.id AS coupon_id, c.campaign_id, f.id AS flow_id, f.discount_amount, f.order_ref FROM c, f`
 

@@ -79,9 +79,8 @@ func (c *Campaigns) Create(ctx context.Context, actor Actor, in CreateCampaignIn
 		AllStores: len(in.StoreIDs) == 0, TotalQuantity: in.TotalQuantity, PerCustomerLimit: in.PerCustomerLimit,
 		RefundWindowMinutes: *in.RefundWindowMinutes, CreatedAt: c.now()}
 	err := c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		stores := &Stores{db: c.db}
 		for _, id := range in.StoreIDs {
-			if err := stores.mustExist(tx, actor.MerchantID, id); err != nil {
+			if err := storeMustExist(tx, actor.MerchantID, id); err != nil {
 				return err
 			}
 		}
@@ -463,6 +462,15 @@ func (c *Campaigns) cached(db *gorm.DB, id int64) (*models.Campaign, error) {
 	}
 	c.byID.Store(id, &camp)
 	return &camp, nil
+}
+
+// ofCoupon returns the rules of a coupon's campaign.
+func (c *Campaigns) ofCoupon(db *gorm.DB, couponID int64) (*models.Campaign, error) {
+	var cp models.Coupon
+	if err := db.Select("campaign_id").Take(&cp, couponID).Error; err != nil {
+		return nil, fmt.Errorf("find coupon %d: %w", couponID, err)
+	}
+	return c.cached(db, cp.CampaignID)
 }
 
 // Get returns one campaign of the actor's merchant, with current counters.

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"coupond/models"
 )
@@ -70,12 +69,6 @@ func (r CompensationResult) Counts() map[string]int64 {
 		"findingsOpened": int64(r.FindingsOpened)}
 }
 
-// claimedFlow is a stuck redemption as compensation sees it.
-type claimedFlow struct {
-	models.RedemptionFlow
-	FencedAt *time.Time
-}
-
 // Run resolves the redemptions that are stuck now, in batches of at most
 // batchSize, visiting each at most once per run. Errors on one redemption are
 // logged and counted as Failed and do not stop the run; Run returns the first of
@@ -127,23 +120,13 @@ func (c *Compensator) Run(ctx context.Context) (CompensationResult, error) {
 // in one short transaction. On PostgreSQL rows another worker is claiming are
 // skipped rather than waited for; on SQLite the clause is dropped and the
 // single writer serialises claims.
-func (c *Compensator) claim(ctx context.Context, lastID int64) ([]claimedFlow, error) {
+func (c *Compensator) claim(ctx context.Context, lastID int64) ([]models.StuckFlow, error) {
 	now := c.now()
-	var flows []claimedFlow
+	var flows []models.StuckFlow
 	err := c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		err := tx.Table("redemption_flows").Clauses(clause.Locking{Strength: "UPDATE", Options: "SKIP LOCKED"}).
-			Where("status = ? AND hold_until <= ? AND (claimed_until IS NULL OR claimed_until <= ?) AND id > ?",
-				models.FlowProcessing, now, now, lastID).
-			Order("id").Limit(c.batchSize).Find(&flows).Error
-		if err != nil || len(flows) == 0 {
-			return err
-		}
-		ids := make([]int64, len(flows))
-		for i, f := range flows {
-			ids[i] = f.ID
-		}
-		return tx.Exec("UPDATE redemption_flows SET claimed_until = ? WHERE id IN ? AND status = 'PROCESSING'",
-			now.Add(c.lease), ids).Error
+		var err error
+		flows, err = models.ClaimStuckFlows(tx, now, now.Add(c.lease), lastID, c.batchSize)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim stuck redemptions: %w", err)
@@ -163,7 +146,7 @@ const (
 
 // resolve decides one claimed redemption. It returns an error only for
 // failures of coupond's own database; adapter failures are outcomeRetry.
-func (c *Compensator) resolve(ctx context.Context, f *claimedFlow, res *CompensationResult) (outcome, error) {
+func (c *Compensator) resolve(ctx context.Context, f *models.StuckFlow, res *CompensationResult) (outcome, error) {
 	actor := SystemActor(f.MerchantID)
 	flow := &f.RedemptionFlow
 	if f.Operation == models.OpReserve {
@@ -173,7 +156,7 @@ func (c *Compensator) resolve(ctx context.Context, f *claimedFlow, res *Compensa
 	}
 	db := c.db.WithContext(ctx)
 	if f.FencedAt == nil {
-		lctx, cancel := context.WithTimeout(ctx, c.red.fulfilTimeout)
+		lctx, cancel := context.WithTimeout(ctx, c.red.adapter.timeout)
 		look, err := c.fulfiller.Lookup(lctx, f.MerchantID, f.RedeemNo)
 		cancel()
 		if err != nil {
@@ -197,7 +180,7 @@ func (c *Compensator) resolve(ctx context.Context, f *claimedFlow, res *Compensa
 	// From here the flow can only be released. Cancel fences the redemption
 	// number at the business system before the coupon is given back, so an
 	// order can never appear for a coupon that is free again.
-	cctx, cancel := context.WithTimeout(ctx, c.red.fulfilTimeout)
+	cctx, cancel := context.WithTimeout(ctx, c.red.adapter.timeout)
 	err := c.fulfiller.Cancel(cctx, f.MerchantID, f.RedeemNo)
 	cancel()
 	if err != nil {

@@ -150,7 +150,7 @@ func (c *Coupons) Redemption(ctx context.Context, actor Actor, redeemNo string) 
 	if err := actor.require(readers()...); err != nil {
 		return nil, err
 	}
-	flow, err := (&Redemptions{db: c.db}).byRedeemNo(c.db.WithContext(ctx), actor.MerchantID, redeemNo)
+	flow, err := flowByRedeemNo(c.db.WithContext(ctx), actor.MerchantID, redeemNo)
 	if err != nil {
 		return nil, err
 	}

@@ -158,7 +158,7 @@ WHERE c.version <> COALESCE(t.n, 0)
   p.to_status AS d
 FROM coupon_transitions t
 LEFT JOIN coupon_transitions p ON p.coupon_id = t.coupon_id AND p.version_after = t.version_after - 1
-WHERE NOT ` + legalEdgeSQL("t") + `
+WHERE NOT ` + models.LegalEdgeSQL("t") + `
    OR (t.version_after = 1 AND t.from_status <> 'UNUSED')
    OR (t.version_after > 1 AND (p.id IS NULL OR p.to_status <> t.from_status))`,
 		args: noArgs, subject: byRef,

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"coupond/models"
 )
@@ -63,6 +62,21 @@ type TxFulfiller interface {
 	FulfilTx(tx *gorm.DB, req FulfilRequest, now time.Time) (orderRef string, err error)
 }
 
+// orderTable is an adapter whose orders are rows of coupond's orders table
+// (the builtin one), so a one-shot redemption can be a single statement that
+// inserts the order itself (models.RedeemOnce).
+type orderTable interface {
+	TxFulfiller
+	ordersInTable()
+}
+
+// ordersOutside reports whether f says its orders live outside coupond's
+// database, where reconciliation cannot see them.
+func ordersOutside(f Fulfiller) bool {
+	o, ok := f.(interface{ OrdersOutside() bool })
+	return ok && o.OrdersOutside()
+}
+
 // BuiltinFulfiller keeps orders in coupond's own database, for merchants
 // without an order system of their own and for the demo.
 type BuiltinFulfiller struct {
@@ -75,32 +89,29 @@ func NewBuiltinFulfiller(db *gorm.DB, now func() time.Time) *BuiltinFulfiller {
 	return &BuiltinFulfiller{db: db, now: now}
 }
 
+func (f *BuiltinFulfiller) ordersInTable() {}
+
 func orderRef(o models.Order) string { return models.OrderRef(o.ID) }
 
 // Fulfil inserts the order unless one exists for the redemption number; a
 // fenced (cancelled) number is refused with ErrFenced.
 func (f *BuiltinFulfiller) Fulfil(ctx context.Context, req FulfilRequest) (string, error) {
-	db := f.db.WithContext(ctx)
-	o := models.Order{MerchantID: req.MerchantID, RedeemNo: req.RedeemNo, CouponID: &req.CouponID,
-		StoreID: &req.StoreID, Amount: req.OrderAmount, Status: models.OrderCreated, CreatedAt: f.now()}
-	if err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(&o).Error; err != nil {
+	got, err := models.EnsureOrder(f.db.WithContext(ctx), &models.Order{MerchantID: req.MerchantID, RedeemNo: req.RedeemNo,
+		CouponID: &req.CouponID, StoreID: &req.StoreID, Amount: req.OrderAmount, Status: models.OrderCreated, CreatedAt: f.now()})
+	if err != nil {
 		return "", fmt.Errorf("create order %s: %w", req.RedeemNo, err)
-	}
-	var got models.Order
-	if err := db.Where("redeem_no = ?", req.RedeemNo).Take(&got).Error; err != nil {
-		return "", fmt.Errorf("read order %s: %w", req.RedeemNo, err)
 	}
 	if got.Status != models.OrderCreated {
 		return "", ErrFenced
 	}
-	return orderRef(got), nil
+	return orderRef(*got), nil
 }
 
 // FulfilTx inserts the order of a fresh redemption number on tx.
 func (f *BuiltinFulfiller) FulfilTx(tx *gorm.DB, req FulfilRequest, now time.Time) (string, error) {
 	o := models.Order{MerchantID: req.MerchantID, RedeemNo: req.RedeemNo, CouponID: &req.CouponID,
 		StoreID: &req.StoreID, Amount: req.OrderAmount, Status: models.OrderCreated, CreatedAt: now}
-	if err := tx.Create(&o).Error; err != nil {
+	if err := models.InsertOrder(tx, &o); err != nil {
 		return "", fmt.Errorf("create order %s: %w", req.RedeemNo, err)
 	}
 	return orderRef(o), nil
@@ -108,28 +119,20 @@ func (f *BuiltinFulfiller) FulfilTx(tx *gorm.DB, req FulfilRequest, now time.Tim
 
 // Lookup reports the live order of a redemption number.
 func (f *BuiltinFulfiller) Lookup(ctx context.Context, merchantID int64, redeemNo string) (LookupResult, error) {
-	var got []models.Order
-	err := f.db.WithContext(ctx).Where("merchant_id = ? AND redeem_no = ?", merchantID, redeemNo).Limit(1).Find(&got).Error
+	got, err := models.OrderOf(f.db.WithContext(ctx), merchantID, redeemNo)
 	if err != nil {
 		return LookupResult{}, fmt.Errorf("look up order %s: %w", redeemNo, err)
 	}
-	if len(got) == 0 || got[0].Status != models.OrderCreated {
+	if got == nil || got.Status != models.OrderCreated {
 		return LookupResult{}, nil
 	}
-	return LookupResult{Exists: true, OrderRef: orderRef(got[0])}, nil
+	return LookupResult{Exists: true, OrderRef: orderRef(*got)}, nil
 }
 
 // Cancel marks the order cancelled, writing a cancelled row first when none
 // exists, which fences the redemption number against a late Fulfil.
 func (f *BuiltinFulfiller) Cancel(ctx context.Context, merchantID int64, redeemNo string) error {
-	now := f.now()
-	o := models.Order{MerchantID: merchantID, RedeemNo: redeemNo, Status: models.OrderCancelled, CreatedAt: now, CancelledAt: &now}
-	err := f.db.WithContext(ctx).Clauses(clause.OnConflict{
-		Columns:   []clause.Column{{Name: "redeem_no"}},
-		DoUpdates: clause.Assignments(map[string]any{"status": models.OrderCancelled, "cancelled_at": now}),
-		Where:     clause.Where{Exprs: []clause.Expression{clause.Eq{Column: clause.Column{Table: "orders", Name: "status"}, Value: models.OrderCreated}}},
-	}).Create(&o).Error
-	if err != nil {
+	if err := models.CancelOrder(f.db.WithContext(ctx), merchantID, redeemNo, f.now()); err != nil {
 		return fmt.Errorf("cancel order %s: %w", redeemNo, err)
 	}
 	return nil

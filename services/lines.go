@@ -2,8 +2,6 @@ package services
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -37,6 +35,40 @@ type couponLines struct {
 	// batched counts the requests answered in a line: by a batch rejection
 	// or with the known answer of their request id.
 	batched atomic.Int64
+	// reject answers a batch of requests for a coupon taken for good, and
+	// returns the first one's answer (Redemptions.rejectTaken).
+	reject func(batch []*lineRequest, c takenCoupon) taken
+}
+
+func newCouponLines(reject func(batch []*lineRequest, c takenCoupon) taken) *couponLines {
+	return &couponLines{lines: map[lineKey]*couponLine{}, reject: reject}
+}
+
+// take runs t's take of req in the line of req's coupon: the first request
+// for the coupon takes at once and heads the line; the requests that come
+// while it works wait, and when it has finished they get the answer of their
+// request id if the line has seen it, are rejected in a batch if the head saw
+// the coupon taken for good, or else each take on their own. A nil line
+// takes at once.
+func (l *couponLines) take(ctx context.Context, req *request, t taker) taken {
+	if l == nil {
+		return t.take(ctx, req)
+	}
+	turn := l.join(lineKey{merchantID: req.actor.MerchantID, code: req.code}, &lineRequest{ctx: ctx, req: req})
+	switch {
+	case turn.batch != nil:
+		defer l.pass(turn.line, lineNews{})
+		return l.reject(turn.batch, turn.taken)
+	case !turn.run:
+		return turn.answer
+	case turn.line == nil:
+		return t.take(ctx, req)
+	}
+	var news lineNews
+	defer func() { l.pass(turn.line, news) }()
+	out := t.take(ctx, req)
+	news = newsOf(out)
+	return out
 }
 
 type lineKey struct {
@@ -68,14 +100,11 @@ type lineNews struct {
 	answer *models.RedemptionFlow
 }
 
-// lineRequest is one reserve request, validated and authorized.
+// lineRequest is a request waiting in a line.
 type lineRequest struct {
-	ctx   context.Context
-	actor Actor
-	op    models.Operation
-	in    RedeemInput
-	fp    string
-	turn  chan lineTurn
+	ctx  context.Context
+	req  *request
+	turn chan lineTurn
 }
 
 // lineTurn tells a request what to do when its turn comes.
@@ -89,9 +118,7 @@ type lineTurn struct {
 	batch []*lineRequest
 	taken takenCoupon
 	// Otherwise the answer.
-	flow  *models.RedemptionFlow
-	fresh bool
-	err   error
+	answer taken
 }
 
 // join puts req in the line of its coupon and waits for its turn. The first
@@ -118,7 +145,7 @@ func (l *couponLines) join(key lineKey, req *lineRequest) lineTurn {
 	if i := slices.Index(line.waiters, req); i >= 0 {
 		line.waiters = slices.Delete(line.waiters, i, i+1)
 		l.mu.Unlock()
-		return lineTurn{err: req.ctx.Err()}
+		return lineTurn{answer: taken{err: req.ctx.Err()}}
 	}
 	l.mu.Unlock()
 	// Its turn was given while the context ended: take it, so the line moves on.
@@ -145,7 +172,7 @@ func (l *couponLines) pass(line *couponLine, news lineNews) {
 		for _, w := range line.waiters {
 			if f := answerOf(line.answers, w); f != nil {
 				answered = append(answered, w)
-				answers = append(answers, answer(replay(f, w.fp, nil)))
+				answers = append(answers, lineTurn{answer: replay(f, w.req.fp)})
 			} else {
 				rest = append(rest, w)
 			}
@@ -164,9 +191,9 @@ func (l *couponLines) pass(line *couponLine, news lineNews) {
 		free, line.waiters = line.waiters, nil
 		l.close(line)
 	}
-	var taken takenCoupon
+	var tc takenCoupon
 	if line.taken != nil {
-		taken = *line.taken
+		tc = *line.taken
 	}
 	l.mu.Unlock()
 	l.batched.Add(int64(len(answered) + len(batch)))
@@ -174,7 +201,7 @@ func (l *couponLines) pass(line *couponLine, news lineNews) {
 		w.turn <- answers[i]
 	}
 	if batch != nil {
-		batch[0].turn <- lineTurn{batch: batch, taken: taken, line: line}
+		batch[0].turn <- lineTurn{batch: batch, taken: tc, line: line}
 	}
 	for _, w := range free {
 		w.turn <- lineTurn{run: true}
@@ -185,7 +212,7 @@ func (l *couponLines) pass(line *couponLine, news lineNews) {
 // nil.
 func answerOf(answers []*models.RedemptionFlow, req *lineRequest) *models.RedemptionFlow {
 	for _, f := range answers {
-		if f.Operation == req.op && f.RequestID == req.in.RequestID {
+		if f.Operation == req.req.op && f.RequestID == req.req.in.RequestID {
 			c := *f
 			return &c
 		}
@@ -200,128 +227,24 @@ func (l *couponLines) close(line *couponLine) {
 	}
 }
 
-// rejectTaken answers a batch of requests for a coupon that is taken for
-// good with a REJECTED flow each, written with one statement. It delivers the
-// answers of batch[1:] and returns batch[0]'s. The work does not stop when the
-// first request's client goes away, since it answers the others too; it is
-// bounded by the fulfil timeout instead.
-func (s *Redemptions) rejectTaken(batch []*lineRequest, taken takenCoupon) lineTurn {
-	answers := make([]lineTurn, len(batch))
-	for i := range answers {
-		answers[i].err = errBatchUnanswered
-	}
-	// Every request of the batch gets an answer, even if this one panics.
-	defer func() {
-		for i := 1; i < len(batch); i++ {
-			batch[i].turn <- answers[i]
-		}
-	}()
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(batch[0].ctx), s.fulfilTimeout)
-	defer cancel()
-	db := s.db.WithContext(ctx)
-	merchantID := batch[0].actor.MerchantID
-	reason := RejectNotAvailable
-	if taken.status == models.CouponExpired {
-		reason = RejectExpired
-	}
-
-	// Stores of clerks were checked when their tokens were made; anyone
-	// else's store must exist, as on the one-by-one path.
-	var unchecked []int64
-	for _, r := range batch {
-		if r.actor.Role != models.RoleClerk && !slices.Contains(unchecked, r.in.StoreID) {
-			unchecked = append(unchecked, r.in.StoreID)
-		}
-	}
-	var known []int64
-	if len(unchecked) > 0 {
-		var err error
-		if known, err = (&Stores{db: s.db}).existing(db, merchantID, unchecked); err != nil {
-			for i := range answers {
-				answers[i] = lineTurn{err: fmt.Errorf("reserve coupon: check stores: %w", err)}
-			}
-			return answers[0]
-		}
-	}
-
-	now := s.now()
-	var flows []*models.RedemptionFlow
-	var writes []int
-	for i, r := range batch {
-		switch {
-		case r.actor.Role != models.RoleClerk && !slices.Contains(known, r.in.StoreID):
-			answers[i] = lineTurn{err: notFoundf("store %d not found", r.in.StoreID)}
-		default:
-			why := reason
-			flows = append(flows, &models.RedemptionFlow{MerchantID: merchantID, RedeemNo: newFlowNo("RD", now),
-				Operation: r.op, RequestID: r.in.RequestID, Fingerprint: r.fp, CouponID: taken.id, StoreID: r.in.StoreID,
-				OperatorID: r.actor.operatorID(), Status: models.FlowRejected, RejectReason: &why,
-				OrderAmount: r.in.OrderAmount, CreatedAt: now, UpdatedAt: now, FinishedAt: &now})
-			writes = append(writes, i)
-		}
-	}
-	var err error
-	if len(flows) > 0 {
-		err = s.inGate(ctx, func() error { return models.InsertRejectedFlows(db, flows) })
-	}
-	for j, i := range writes {
-		r, f := batch[i], flows[j]
-		switch {
-		case err != nil:
-			answers[i] = lineTurn{err: fmt.Errorf("reserve coupon: %w", err)}
-		case f.ID != 0:
-			answers[i] = lineTurn{flow: f, fresh: true}
-		default:
-			// The request id was used before: answer with the first flow.
-			prior, ferr := s.byRequest(db, merchantID, r.op, r.in.RequestID)
-			switch {
-			case ferr != nil:
-				answers[i] = lineTurn{err: ferr}
-			case prior == nil:
-				answers[i] = lineTurn{err: fmt.Errorf("reserve coupon: request %s conflicted but is not found", r.in.RequestID)}
-			default:
-				answers[i] = answer(replay(prior, r.fp, nil))
-			}
-		}
-	}
-	return answers[0]
-}
-
-// answer makes a turn of a request's answer.
-func answer(flow *models.RedemptionFlow, fresh bool, err error) lineTurn {
-	return lineTurn{flow: flow, fresh: fresh, err: err}
-}
-
-// errBatchUnanswered answers a request of a rejection batch whose writer
-// failed before reaching it.
-var errBatchUnanswered = errors.New("reserve coupon: the batch rejecting this request did not finish")
-
-// newsOf is what a request that got flow, fresh or replayed, learned for the
-// requests behind it; seen is the coupon as its statements found it (zero
-// when they did not read it). A SUCCEEDED flow of this code means its coupon
-// was REDEEMED, and a coupon leaves REDEEMED only for REFUNDED.
-func newsOf(flow *models.RedemptionFlow, seen models.Coupon) lineNews {
+// newsOf is what a take that answered t learned for the requests behind it:
+// its final flow, and whether the coupon is taken for good. A SUCCEEDED flow
+// of this code means its coupon was REDEEMED, and a coupon leaves REDEEMED
+// only for REFUNDED.
+func newsOf(t taken) lineNews {
 	var news lineNews
-	switch flow.Status {
+	if t.err != nil || t.flow == nil {
+		return news
+	}
+	switch t.flow.Status {
 	case models.FlowSucceeded, models.FlowRejected, models.FlowReleased:
-		news.answer = flow
+		news.answer = t.flow
 	}
 	switch {
-	case flow.Status == models.FlowSucceeded:
-		news.taken = &takenCoupon{id: flow.CouponID, status: models.CouponRedeemed}
-	case seen.ID != 0 && (seen.Status == models.CouponRedeemed || seen.Status == models.CouponRefunded ||
-		seen.Status == models.CouponExpired):
-		news.taken = &takenCoupon{id: seen.ID, status: seen.Status}
+	case t.flow.Status == models.FlowSucceeded:
+		news.taken = &takenCoupon{id: t.flow.CouponID, status: models.CouponRedeemed}
+	case t.seen.ID != 0 && models.TakenForGood(t.seen.Status):
+		news.taken = &takenCoupon{id: t.seen.ID, status: t.seen.Status}
 	}
 	return news
-}
-
-// Coalesced reports how many reserve requests this process answered in a
-// batch behind another request for the same coupon (see couponLines) since
-// it started, instead of each asking the database on its own.
-func (s *Redemptions) Coalesced() int64 {
-	if s.lines == nil {
-		return 0
-	}
-	return s.lines.batched.Load()
 }

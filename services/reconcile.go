@@ -92,23 +92,6 @@ type checkParams struct {
 	now, refundCutoff, stuckCutoff time.Time
 }
 
-// legalEdges are the coupon state machine's edges (DESIGN.md §2).
-var legalEdges = [][2]models.CouponStatus{
-	{models.CouponUnused, models.CouponRedeeming},
-	{models.CouponRedeeming, models.CouponRedeemed},
-	{models.CouponRedeeming, models.CouponUnused},
-	{models.CouponRedeemed, models.CouponRefunded},
-	{models.CouponUnused, models.CouponExpired},
-}
-
-func legalEdgeSQL(alias string) string {
-	parts := make([]string, len(legalEdges))
-	for i, e := range legalEdges {
-		parts[i] = fmt.Sprintf("(%s.from_status = '%s' AND %s.to_status = '%s')", alias, e[0], alias, e[1])
-	}
-	return "(" + strings.Join(parts, " OR ") + ")"
-}
-
 func byRedeemNo(r checkRow) string { return str(r.RedeemNo) }
 func byCoupon(r checkRow) string   { return strconv.FormatInt(num(r.CouponID), 10) }
 func byRef(r checkRow) string      { return strconv.FormatInt(num(r.RefID), 10) }
@@ -265,7 +248,7 @@ HAVING c.version <> COUNT(t.id)
   CASE WHEN t.prev_version = t.version_after - 1 THEN t.prev_to END AS d
 FROM (SELECT t.*, LAG(t.version_after) OVER w AS prev_version, LAG(t.to_status) OVER w AS prev_to
   FROM coupon_transitions t WINDOW w AS (PARTITION BY t.coupon_id ORDER BY t.version_after)) t
-WHERE NOT ` + legalEdgeSQL("t") + `
+WHERE NOT ` + models.LegalEdgeSQL("t") + `
    OR (t.version_after = 1 AND t.from_status <> 'UNUSED')
    OR (t.version_after > 1 AND (t.prev_version IS NULL OR t.prev_version <> t.version_after - 1 OR t.prev_to <> t.from_status))`,
 		args: noArgs, subject: byRef,

@@ -40,13 +40,13 @@ func (s *Redemptions) Refund(ctx context.Context, actor Actor, in RefundInput) (
 	}
 	db := s.db.WithContext(ctx)
 	fp := fingerprint("REFUND", in.RedeemNo, strconv.FormatBool(in.Reissue))
-	if prior, err := s.refundByRequest(db, actor.MerchantID, in.RequestID); err != nil || prior != nil {
+	if prior, err := models.RefundByRequest(db, actor.MerchantID, in.RequestID); err != nil || prior != nil {
 		return replayRefund(prior, fp, err)
 	}
 	if flow.Status != models.FlowSucceeded {
 		return nil, fmt.Errorf("refund %s (%s): %w", in.RedeemNo, flow.Status, ErrInvalidState)
 	}
-	campaign, err := s.couponCampaign(db, flow.CouponID)
+	campaign, err := s.campaigns.ofCoupon(db, flow.CouponID)
 	if err != nil {
 		return nil, err
 	}
@@ -74,13 +74,12 @@ func (s *Redemptions) Refund(ctx context.Context, actor Actor, in RefundInput) (
 			}
 			refund.ReissuedCouponID = &replacement.ID
 		}
-		if err := tx.Create(refund).Error; err != nil {
+		if err := models.InsertRefund(tx, refund); err != nil {
 			return err
 		}
-		storeID := flow.StoreID
-		if err := tx.Create(&models.CouponTransition{MerchantID: flow.MerchantID, CouponID: flow.CouponID,
-			FromStatus: models.CouponRedeemed, ToStatus: models.CouponRefunded, VersionAfter: version,
-			FlowNo: refund.RefundNo, Actor: actor.Label(), StoreID: &storeID, CreatedAt: now}).Error; err != nil {
+		refunded := flow.Transition(models.CouponRedeemed, models.CouponRefunded, version, actor.Label(), now)
+		refunded.FlowNo = refund.RefundNo
+		if err := models.RecordTransitions(tx, refunded); err != nil {
 			return err
 		}
 		return s.campaigns.audit.record(tx, actor, "redemption.refund", flow.RedeemNo,
@@ -88,7 +87,7 @@ func (s *Redemptions) Refund(ctx context.Context, actor Actor, in RefundInput) (
 	})
 	switch {
 	case errors.Is(err, gorm.ErrDuplicatedKey):
-		prior, ferr := s.refundByRequest(db, actor.MerchantID, in.RequestID)
+		prior, ferr := models.RefundByRequest(db, actor.MerchantID, in.RequestID)
 		if ferr == nil && prior != nil {
 			return replayRefund(prior, fp, nil)
 		}
@@ -101,8 +100,8 @@ func (s *Redemptions) Refund(ctx context.Context, actor Actor, in RefundInput) (
 	if flow.Operation == models.OpRedeem {
 		// The coupon is refunded whatever the order system says; a failed cancel
 		// leaves a live order that reconciliation reports.
-		if err := s.fulfiller.Cancel(context.WithoutCancel(ctx), flow.MerchantID, flow.RedeemNo); err != nil {
-			s.log.ErrorContext(ctx, "cancel order of refunded redemption", "redeem_no", flow.RedeemNo, "err", err)
+		if err := s.adapter.Cancel(context.WithoutCancel(ctx), flow.MerchantID, flow.RedeemNo); err != nil {
+			s.hooks.log.ErrorContext(ctx, "cancel order of refunded redemption", "redeem_no", flow.RedeemNo, "err", err)
 		}
 	}
 	return refund, nil
@@ -118,33 +117,11 @@ func replayRefund(prior *models.RefundFlow, fp string, err error) (*models.Refun
 	return prior, nil
 }
 
-func (s *Redemptions) refundByRequest(db *gorm.DB, merchantID int64, requestID string) (*models.RefundFlow, error) {
-	var refunds []models.RefundFlow
-	if err := db.Where("merchant_id = ? AND request_id = ?", merchantID, requestID).Limit(1).Find(&refunds).Error; err != nil {
-		return nil, fmt.Errorf("find refund request %s: %w", requestID, err)
-	}
-	if len(refunds) == 0 {
-		return nil, nil
-	}
-	return &refunds[0], nil
-}
-
-func (s *Redemptions) couponCampaign(db *gorm.DB, couponID int64) (*models.Campaign, error) {
-	var c models.Coupon
-	if err := db.Select("campaign_id").Take(&c, couponID).Error; err != nil {
-		return nil, fmt.Errorf("find coupon %d: %w", couponID, err)
-	}
-	return s.campaigns.cached(db, c.CampaignID)
-}
-
 // RefundsOf returns the refunds of the given redemption ids, for the API's
 // batch loaders.
 func (s *Redemptions) RefundsOf(ctx context.Context, actor Actor, redemptionIDs []int64) ([]models.RefundFlow, error) {
 	if err := actor.require(models.RoleAdmin, models.RoleClerk, models.RoleFinance); err != nil {
 		return nil, err
 	}
-	var refunds []models.RefundFlow
-	err := s.db.WithContext(ctx).Where("merchant_id = ? AND redemption_id IN ?", actor.MerchantID, redemptionIDs).
-		Order("id").Find(&refunds).Error
-	return refunds, err
+	return models.RefundsOf(s.db.WithContext(ctx), actor.MerchantID, redemptionIDs)
 }

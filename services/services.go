@@ -30,7 +30,8 @@ type Options struct {
 	LookupFailuresBeforeFinding int
 	// ExternalOrders says orders live outside coupond's database (an adapter
 	// other than the builtin one), so reconciliation skips its order checks.
-	// It is implied for the webhook adapter.
+	// It is implied for an adapter that says so (the webhook adapter's
+	// OrdersOutside).
 	ExternalOrders bool
 	// Limits rate-limits redemption requests; the zero value imposes none.
 	Limits Limits
@@ -76,13 +77,6 @@ const (
 
 // CrashPoints lists every crash point in protocol order.
 var CrashPoints = []CrashPoint{CrashAfterReserveCommit, CrashAfterOrderCreated, CrashAfterConfirmCommit}
-
-// crashAt calls the CrashPoint hook, if any.
-func (s *Redemptions) crashAt(point CrashPoint, redeemNo string) {
-	if s.crash != nil {
-		s.crash(point, redeemNo)
-	}
-}
 
 // Services bundles coupond's services over one database.
 type Services struct {
@@ -131,38 +125,21 @@ func New(db *gorm.DB, o Options) *Services {
 	audit := &Audit{db: db, now: o.Now}
 	campaigns := &Campaigns{db: db, now: o.Now, audit: audit}
 	svc := &Services{
-		DB:        db,
-		Audit:     audit,
-		Campaigns: campaigns,
-		Coupons:   &Coupons{db: db},
-		Stores:    &Stores{db: db, now: o.Now, audit: audit},
-		Merchants: &Merchants{db: db, now: o.Now},
-		Tokens:    &Tokens{db: db, now: o.Now, audit: audit, ttl: o.TokenCacheTTL},
-		Fulfiller: o.Fulfiller,
-		Redemptions: &Redemptions{db: db, now: o.Now, holdTimeout: o.HoldTimeout, fulfilTimeout: o.FulfilTimeout,
-			fulfiller: o.Fulfiller, campaigns: campaigns, log: o.Logger, limits: newRateLimits(o.Limits, o.Now),
-			observe: o.OnRedemption, gate: newGate(db), crash: o.CrashPoint},
+		DB:          db,
+		Audit:       audit,
+		Campaigns:   campaigns,
+		Coupons:     &Coupons{db: db},
+		Stores:      &Stores{db: db, now: o.Now, audit: audit},
+		Merchants:   &Merchants{db: db, now: o.Now},
+		Tokens:      &Tokens{db: db, now: o.Now, audit: audit, ttl: o.TokenCacheTTL},
+		Fulfiller:   o.Fulfiller,
+		Redemptions: newRedemptions(db, o, campaigns),
 	}
-	if !o.NoCouponLines {
-		svc.Redemptions.lines = &couponLines{lines: map[lineKey]*couponLine{}}
-	}
-	_, builtin := o.Fulfiller.(*BuiltinFulfiller)
-	svc.Redemptions.redeemOnce = builtin && models.RedeemOnceSupported(db)
-	_, webhook := o.Fulfiller.(*WebhookFulfiller)
 	svc.Compensation = &Compensator{db: db, now: o.Now, red: svc.Redemptions, fulfiller: o.Fulfiller, log: o.Logger,
 		batchSize: 100, maxBatches: 50, lease: o.HoldTimeout, lookupFailures: int64(o.LookupFailuresBeforeFinding)}
 	svc.Reconciliation = &Reconciler{db: db, now: o.Now, audit: audit, interval: o.CompensateEvery,
-		ordersInDB: !o.ExternalOrders && !webhook}
+		ordersInDB: !o.ExternalOrders && !ordersOutside(o.Fulfiller)}
 	svc.Statements = &Statements{db: db, now: o.Now}
 	svc.JobRuns = newJobRuns(db, o.Now, o.Logger, svc.Compensation, svc.Reconciliation, svc.Statements)
 	return svc
-}
-
-// newGate sizes the redemption gate to the connection pool.
-func newGate(db *gorm.DB) chan struct{} {
-	sqlDB, err := db.DB()
-	if err != nil || sqlDB.Stats().MaxOpenConnections <= 0 {
-		return nil
-	}
-	return make(chan struct{}, sqlDB.Stats().MaxOpenConnections)
 }

@@ -91,22 +91,3 @@ func (s *Stores) ByCode(ctx context.Context, merchantID int64, code string) (*mo
 	}
 	return &st, err
 }
-
-func (s *Stores) mustExist(db *gorm.DB, merchantID, id int64) error {
-	known, err := s.existing(db, merchantID, []int64{id})
-	if err != nil {
-		return err
-	}
-	if len(known) == 0 {
-		return notFoundf("store %d not found", id)
-	}
-	return nil
-}
-
-// existing returns those of ids that are stores of the merchant, with one
-// query.
-func (s *Stores) existing(db *gorm.DB, merchantID int64, ids []int64) ([]int64, error) {
-	var known []int64
-	err := db.Model(&models.Store{}).Where("merchant_id = ? AND id IN ?", merchantID, ids).Pluck("id", &known).Error
-	return known, err
-}

@@ -140,6 +140,10 @@ type WebhookErrorResponse struct {
 	Message string `json:"message,omitempty"`
 }
 
+// OrdersOutside reports true: the webhook adapter's orders live in the
+// merchant's system, where reconciliation cannot check them.
+func (w *WebhookFulfiller) OrdersOutside() bool { return true }
+
 // Fulfil asks the order system to create the order. A 4xx answer "rejected"
 // or "fenced" is a definite failure (ErrFulfilmentRejected, ErrFenced);
 // anything else that is not a 200 with an order reference leaves the outcome

@@ -7,31 +7,6 @@ import (
 	"gorm.io/gorm/clause"
 )
 
-// JobRunStatus is the state of one run of a background job.
-type JobRunStatus string
-
-// Job run states. A run left RUNNING belongs to a process that died mid-run.
-const (
-	JobRunning   JobRunStatus = "RUNNING"
-	JobSucceeded JobRunStatus = "SUCCEEDED"
-	JobFailed    JobRunStatus = "FAILED"
-)
-
-// JobRun records one run of a background job: when it ran, what it did (counts,
-// a JSON object of named integers) and how it ended. Singleton jobs carry their
-// schedule slot, unique per job.
-type JobRun struct {
-	ID         int64
-	Job        string
-	Slot       *string
-	Node       string
-	Status     JobRunStatus
-	Counts     string
-	Error      *string
-	StartedAt  time.Time
-	FinishedAt *time.Time
-}
-
 // FindingStatus is the review state of a finding.
 type FindingStatus string
 
@@ -120,41 +95,4 @@ func ResolveFinding(tx *gorm.DB, merchantID, id int64, by, note string, now time
 	res := tx.Exec(`UPDATE findings SET status = 'RESOLVED', resolved_by = ?, note = ?, resolved_at = ?
 WHERE id = ? AND merchant_id = ? AND status = 'OPEN'`, by, note, now, id, merchantID)
 	return res.RowsAffected == 1, res.Error
-}
-
-// ClaimJobRun inserts a RUNNING run. A run with a slot claims it: when the job
-// already has a run for that slot nothing is written and ClaimJobRun reports
-// false.
-func ClaimJobRun(tx *gorm.DB, run *JobRun) (bool, error) {
-	res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(run)
-	return res.RowsAffected == 1, res.Error
-}
-
-// FinishJobRun records how a RUNNING run ended.
-func FinishJobRun(tx *gorm.DB, id int64, status JobRunStatus, counts string, errText *string, now time.Time) error {
-	return tx.Exec(`UPDATE job_runs SET status = ?, counts = ?, error = ?, finished_at = ? WHERE id = ? AND status = 'RUNNING'`,
-		string(status), counts, errText, now, id).Error
-}
-
-// FenceFlow marks a PROCESSING redemption as being released by compensation:
-// from then on FinishFlow refuses to make it SUCCEEDED. It reports false when the
-// flow has left PROCESSING. Marking an already fenced flow again succeeds, so a
-// compensation run that died after fencing can be finished by the next.
-func FenceFlow(tx *gorm.DB, flowID int64, now time.Time) (bool, error) {
-	res := tx.Exec(`UPDATE redemption_flows SET fenced_at = COALESCE(fenced_at, ?), updated_at = ?
-WHERE id = ? AND status = 'PROCESSING'`, now, now, flowID)
-	return res.RowsAffected == 1, res.Error
-}
-
-// CountLookupFailure adds one to the failed compensation attempts of a
-// PROCESSING redemption, gives up its claim so the next run retries it, and
-// returns the new count; false when the flow has left PROCESSING.
-func CountLookupFailure(tx *gorm.DB, flowID int64, now time.Time) (int64, bool, error) {
-	var attempts []int64
-	err := tx.Raw(`UPDATE redemption_flows SET attempts = attempts + 1, claimed_until = NULL, updated_at = ?
-WHERE id = ? AND status = 'PROCESSING' RETURNING attempts`, now, flowID).Scan(&attempts).Error
-	if err != nil || len(attempts) != 1 {
-		return 0, false, err
-	}
-	return attempts[0], true, nil
 }

@@ -1,0 +1,103 @@
+package models
+
+import (
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// CampaignType is the kind of benefit a campaign's coupons carry.
+type CampaignType string
+
+// Campaign types.
+const (
+	CampaignCash     CampaignType = "CASH"
+	CampaignDiscount CampaignType = "DISCOUNT"
+	CampaignExchange CampaignType = "EXCHANGE"
+)
+
+// Campaign is a batch of coupons with one benefit and one set of rules.
+type Campaign struct {
+	ID                  int64
+	MerchantID          int64
+	Name                string
+	Type                CampaignType
+	Value               int64
+	MaxDiscount         int64
+	MinSpend            int64
+	ValidFrom           time.Time
+	ValidTo             time.Time
+	AllStores           bool
+	TotalQuantity       int64
+	Issued              int64
+	Reissued            int64
+	PerCustomerLimit    int64
+	RefundWindowMinutes int64
+	CreatedAt           time.Time
+}
+
+// CampaignStore scopes a campaign to one store; a campaign without rows here and
+// with AllStores set is valid everywhere.
+type CampaignStore struct {
+	MerchantID int64
+	CampaignID int64 `gorm:"primaryKey;autoIncrement:false"`
+	StoreID    int64 `gorm:"primaryKey;autoIncrement:false"`
+}
+
+// Discount is what a coupon of campaign c takes off an order of orderAmount
+// fen: CASH takes its value off, at most the amount; DISCOUNT takes value
+// percent, truncated, capped by MaxDiscount when set; EXCHANGE is worth its
+// value. discountSQL is the same rule in SQL; TestDiscountSQL holds the two
+// together on both databases.
+func (c *Campaign) Discount(orderAmount int64) int64 {
+	switch c.Type {
+	case CampaignCash:
+		return min(c.Value, orderAmount)
+	case CampaignDiscount:
+		d := orderAmount * c.Value / 100
+		if c.MaxDiscount > 0 {
+			d = min(d, c.MaxDiscount)
+		}
+		return d
+	default:
+		return c.Value
+	}
+}
+
+// discountSQL is Campaign.Discount in SQL, for the campaign row k and the
+// order amount amount (a parameter reference such as $5).
+func discountSQL(k, amount string) string {
+	return `CASE ` + k + `.type WHEN 'CASH' THEN LEAST(` + k + `.value, ` + amount + `)
+  WHEN 'DISCOUNT' THEN CASE WHEN ` + k + `.max_discount > 0 THEN LEAST(` + amount + ` * ` + k + `.value / 100, ` + k + `.max_discount)
+    ELSE ` + amount + ` * ` + k + `.value / 100 END
+  ELSE ` + k + `.value END`
+}
+
+// ReserveIssueBudget takes n coupons from a campaign's budget in one conditional
+// update; it reports false when fewer than n remain.
+func ReserveIssueBudget(tx *gorm.DB, merchantID, campaignID, n int64) (bool, error) {
+	res := tx.Exec(`UPDATE campaigns SET issued = issued + ? WHERE id = ? AND merchant_id = ? AND issued + ? <= total_quantity`,
+		n, campaignID, merchantID, n)
+	return res.RowsAffected == 1, res.Error
+}
+
+// ReserveCustomerQuota takes n coupons from one customer's per-campaign limit
+// with one upsert that only applies while the limit holds; it reports false when
+// the customer would exceed limit.
+func ReserveCustomerQuota(tx *gorm.DB, merchantID, campaignID int64, customerRef string, n, limit int64) (bool, error) {
+	if n > limit {
+		return false, nil
+	}
+	res := tx.Exec(`INSERT INTO campaign_customers (merchant_id, campaign_id, customer_ref, issued) VALUES (?, ?, ?, ?)
+ON CONFLICT (campaign_id, customer_ref) DO UPDATE SET issued = campaign_customers.issued + excluded.issued
+WHERE campaign_customers.issued + excluded.issued <= ?`, merchantID, campaignID, customerRef, n, limit)
+	return res.RowsAffected == 1, res.Error
+}
+
+// CampaignHasStore reports whether store storeID is in the store list of
+// campaign campaignID.
+func CampaignHasStore(db *gorm.DB, campaignID, storeID int64) (bool, error) {
+	var n int64
+	err := db.Model(&CampaignStore{}).Where("campaign_id = ? AND store_id = ?", campaignID, storeID).Count(&n).Error
+	return n > 0, err
+}

@@ -1,0 +1,180 @@
+package models
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// CouponStatus is a state of the coupon state machine.
+type CouponStatus string
+
+// Coupon states. REFUNDED and EXPIRED are terminal.
+const (
+	CouponUnused    CouponStatus = "UNUSED"
+	CouponRedeeming CouponStatus = "REDEEMING"
+	CouponRedeemed  CouponStatus = "REDEEMED"
+	CouponRefunded  CouponStatus = "REFUNDED"
+	CouponExpired   CouponStatus = "EXPIRED"
+)
+
+// Edge is one transition of the coupon state machine.
+type Edge struct{ From, To CouponStatus }
+
+// LegalEdges are the coupon state machine's edges (DESIGN.md §2), the only
+// ones a coupon may take. Reconciliation and the tests read them from here.
+var LegalEdges = []Edge{
+	{CouponUnused, CouponRedeeming},
+	{CouponRedeeming, CouponRedeemed},
+	{CouponRedeeming, CouponUnused},
+	{CouponRedeemed, CouponRefunded},
+	{CouponUnused, CouponExpired},
+}
+
+// Legal reports whether from -> to is an edge of the state machine.
+func Legal(from, to CouponStatus) bool { return slices.Contains(LegalEdges, Edge{from, to}) }
+
+// TakenForGood reports whether a coupon in status s can never be taken again:
+// no path of LegalEdges leads from s back to UNUSED.
+func TakenForGood(s CouponStatus) bool {
+	return s == CouponRedeemed || s == CouponRefunded || s == CouponExpired
+}
+
+// LegalEdgeSQL is an SQL condition that holds when the transition row alias
+// (from_status, to_status) is one of LegalEdges.
+func LegalEdgeSQL(alias string) string {
+	parts := make([]string, len(LegalEdges))
+	for i, e := range LegalEdges {
+		parts[i] = fmt.Sprintf("(%s.from_status = '%s' AND %s.to_status = '%s')", alias, e.From, alias, e.To)
+	}
+	return "(" + strings.Join(parts, " OR ") + ")"
+}
+
+// Coupon is one code of a campaign.
+type Coupon struct {
+	ID           int64
+	MerchantID   int64
+	CampaignID   int64
+	Code         string
+	Status       CouponStatus
+	Version      int64
+	ValidFrom    time.Time
+	ValidTo      time.Time
+	CustomerRef  *string
+	RedeemNo     *string
+	ReissuedFrom *int64
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// eligibleSQL is the one definition of "the coupons row may be taken now":
+// UNUSED, inside its validity window, its campaign's minimum spend met by the
+// order and valid at the store. Every statement that takes a coupon puts it
+// in its WHERE, so the rule and the change are one statement; now, amount and
+// store are parameter references ("?" or "$n"), now used twice.
+// services.diagnose explains the same rule in Go, reason by reason, and
+// TestEligibilityExplained holds the two together on both databases.
+func eligibleSQL(now, amount, store string) string {
+	return `coupons.status = 'UNUSED' AND coupons.valid_from <= ` + now + ` AND coupons.valid_to > ` + now + `
+  AND EXISTS (SELECT 1 FROM campaigns c WHERE c.id = coupons.campaign_id AND c.min_spend <= ` + amount + `
+    AND (c.all_stores OR EXISTS (SELECT 1 FROM campaign_stores cs WHERE cs.campaign_id = c.id AND cs.store_id = ` + store + `)))`
+}
+
+// CouponEligible reports whether the coupon with id could be taken now at
+// storeID for orderAmount, by the very condition the taking statements use.
+// It reads only; for checks that explain or test the rule.
+func CouponEligible(db *gorm.DB, couponID, storeID, orderAmount int64, now time.Time) (bool, error) {
+	var n int64
+	err := db.Raw(`SELECT COUNT(*) FROM coupons WHERE coupons.id = ? AND `+eligibleSQL("?", "?", "?"),
+		couponID, now, now, orderAmount, storeID).Scan(&n).Error
+	return n == 1, err
+}
+
+// CouponByCode returns the merchant's coupon with the normalised code, or
+// gorm.ErrRecordNotFound.
+func CouponByCode(db *gorm.DB, merchantID int64, code string) (*Coupon, error) {
+	var c Coupon
+	if err := db.Where("merchant_id = ? AND code = ?", merchantID, code).Take(&c).Error; err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// ReserveArgs are the conditions under which a coupon may move UNUSED -> REDEEMING.
+type ReserveArgs struct {
+	MerchantID  int64
+	Code        string
+	RedeemNo    string
+	StoreID     int64
+	OrderAmount int64
+	Now         time.Time
+}
+
+// Reserved is what a successful reserve returns of the coupon.
+type Reserved struct {
+	ID         int64
+	CampaignID int64
+	Version    int64
+}
+
+// reserveSQL moves a coupon to REDEEMING only if it is eligible (eligibleSQL):
+// the decision and the change are one statement, so two concurrent reserves
+// cannot both win.
+var reserveSQL = `UPDATE coupons SET status = 'REDEEMING', redeem_no = ?, version = version + 1, updated_at = ?
+WHERE merchant_id = ? AND code = ? AND ` + eligibleSQL("?", "?", "?") + `
+RETURNING id, campaign_id, version`
+
+// ReserveCoupon performs the conditional reserve of the merchant's coupon with
+// the given code. It returns the coupon and true when the coupon moved, or false
+// when the code is unknown or any condition failed.
+func ReserveCoupon(tx *gorm.DB, a ReserveArgs) (Reserved, bool, error) {
+	var rows []Reserved
+	err := tx.Raw(reserveSQL, a.RedeemNo, a.Now, a.MerchantID, a.Code, a.Now, a.Now, a.OrderAmount, a.StoreID).
+		Scan(&rows).Error
+	if err != nil || len(rows) != 1 {
+		return Reserved{}, false, err
+	}
+	return rows[0], true, nil
+}
+
+// MoveCoupon moves a coupon held by redemption redeemNo from one status to
+// another: REDEEMING -> REDEEMED, REDEEMING -> UNUSED (which clears the hold) or
+// REDEEMED -> REFUNDED. It returns the new version and true when the row moved,
+// false when the coupon was not in from or not held by redeemNo. An edge the
+// state machine does not have is an error and changes nothing.
+func MoveCoupon(tx *gorm.DB, couponID int64, redeemNo string, from, to CouponStatus, now time.Time) (int64, bool, error) {
+	if !Legal(from, to) {
+		return 0, false, fmt.Errorf("move coupon %d: %s -> %s is not an edge of the state machine", couponID, from, to)
+	}
+	var versions []int64
+	set := "status = ?, version = version + 1, updated_at = ?"
+	if to == CouponUnused {
+		set += ", redeem_no = NULL"
+	}
+	err := tx.Raw("UPDATE coupons SET "+set+" WHERE id = ? AND status = ? AND redeem_no = ? RETURNING version",
+		string(to), now, couponID, string(from), redeemNo).Scan(&versions).Error
+	if err != nil || len(versions) != 1 {
+		return 0, false, err
+	}
+	return versions[0], true, nil
+}
+
+// CouponAndRequest reads, with one query, the merchant's coupon with the
+// code and whether the merchant already has a flow of operation op under
+// requestID. The coupon is nil when the code is unknown.
+func CouponAndRequest(db *gorm.DB, merchantID int64, code string, op Operation, requestID string) (*Coupon, bool, error) {
+	var row struct {
+		Coupon
+		Prior *int64
+	}
+	res := db.Raw(`SELECT c.*, (SELECT f.id FROM redemption_flows f
+  WHERE f.merchant_id = c.merchant_id AND f.operation = ? AND f.request_id = ?) AS prior
+FROM coupons c WHERE c.merchant_id = ? AND c.code = ?`, string(op), requestID, merchantID, code).Scan(&row)
+	if res.Error != nil || res.RowsAffected == 0 {
+		return nil, false, res.Error
+	}
+	return &row.Coupon, row.Prior != nil, nil
+}

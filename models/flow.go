@@ -1,0 +1,240 @@
+package models
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// FlowStatus is the state of a redemption flow.
+type FlowStatus string
+
+// Redemption flow states. Only PROCESSING moves; the others are final.
+const (
+	FlowProcessing FlowStatus = "PROCESSING"
+	FlowSucceeded  FlowStatus = "SUCCEEDED"
+	FlowRejected   FlowStatus = "REJECTED"
+	FlowReleased   FlowStatus = "RELEASED"
+)
+
+// Operation distinguishes the requests that create a redemption flow; request
+// ids are unique per merchant and operation.
+type Operation string
+
+// Operations that create redemption flows.
+const (
+	OpRedeem  Operation = "REDEEM"
+	OpReserve Operation = "RESERVE"
+)
+
+// RedemptionFlow is the ledger row of one redemption attempt: the idempotency
+// anchor and what finance reconciles against. It is never deleted.
+type RedemptionFlow struct {
+	ID             int64
+	MerchantID     int64
+	RedeemNo       string
+	Operation      Operation
+	RequestID      string
+	Fingerprint    string
+	CouponID       int64
+	StoreID        int64
+	OperatorID     *int64
+	Status         FlowStatus
+	RejectReason   *string
+	ReleaseReason  *string
+	OrderAmount    int64
+	DiscountAmount int64
+	OrderRef       *string
+	HoldUntil      *time.Time
+	Attempts       int64
+	Version        int64
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	FinishedAt     *time.Time
+}
+
+// Transition is the history row of flow's coupon taking the edge from -> to,
+// reaching version, by actor at now.
+func (f *RedemptionFlow) Transition(from, to CouponStatus, version int64, actor string, now time.Time) CouponTransition {
+	storeID := f.StoreID
+	return CouponTransition{MerchantID: f.MerchantID, CouponID: f.CouponID, FromStatus: from, ToStatus: to,
+		VersionAfter: version, FlowNo: f.RedeemNo, Actor: actor, StoreID: &storeID, CreatedAt: now}
+}
+
+const flowColumns = `merchant_id, redeem_no, operation, request_id, fingerprint, coupon_id, store_id, operator_id,
+  status, reject_reason, release_reason, order_amount, discount_amount, order_ref, hold_until, attempts, version,
+  created_at, updated_at, finished_at`
+
+func flowValues(f *RedemptionFlow) []any {
+	return []any{f.MerchantID, f.RedeemNo, string(f.Operation), f.RequestID, f.Fingerprint, f.CouponID, f.StoreID,
+		f.OperatorID, string(f.Status), f.RejectReason, f.ReleaseReason, f.OrderAmount, f.DiscountAmount, f.OrderRef,
+		f.HoldUntil, f.Attempts, f.Version, f.CreatedAt, f.UpdatedAt, f.FinishedAt}
+}
+
+// InsertFlow inserts a redemption flow together with the coupon transitions
+// its transaction took, and sets flow.ID. On PostgreSQL the rows go in with
+// one statement (one round trip inside the redemption transaction); on SQLite,
+// which has no data-modifying WITH, with one statement each. A unique
+// violation (the request id or the coupon's live redemption) is
+// gorm.ErrDuplicatedKey.
+func InsertFlow(tx *gorm.DB, flow *RedemptionFlow, transitions ...CouponTransition) error {
+	insertFlow := "INSERT INTO redemption_flows (" + flowColumns + ") VALUES " + placeholders(20) + " RETURNING id"
+	args := flowValues(flow)
+	var rows []struct{ ID int64 }
+	if DialectOfDB(tx) == Postgres && len(transitions) > 0 {
+		vals, targs := transitionValues(transitions)
+		q := "WITH f AS (" + insertFlow + "), t AS (" + insertTransitionsSQL(vals) + ") SELECT id FROM f"
+		if err := tx.Raw(q, append(args, targs...)...).Scan(&rows).Error; err != nil {
+			return translate(tx, err)
+		}
+		transitions = nil
+	} else if err := tx.Raw(insertFlow, args...).Scan(&rows).Error; err != nil {
+		return translate(tx, err)
+	}
+	if len(rows) != 1 {
+		return fmt.Errorf("insert flow %s: %d rows returned", flow.RedeemNo, len(rows))
+	}
+	flow.ID = rows[0].ID
+	return RecordTransitions(tx, transitions...)
+}
+
+// InsertRejectedFlows inserts REJECTED flows, which record no transition, with
+// one statement, and sets the ID of each it inserted. A flow whose request id
+// the merchant already used for the operation is skipped, not an error: its
+// ID stays 0 and the caller answers it with the stored flow.
+func InsertRejectedFlows(tx *gorm.DB, flows []*RedemptionFlow) error {
+	if len(flows) == 0 {
+		return nil
+	}
+	vals := make([]string, len(flows))
+	args := make([]any, 0, 20*len(flows))
+	byNo := make(map[string]*RedemptionFlow, len(flows))
+	for i, f := range flows {
+		if f.Status != FlowRejected {
+			return fmt.Errorf("insert rejected flow %s: status %s", f.RedeemNo, f.Status)
+		}
+		vals[i] = placeholders(20)
+		args = append(args, flowValues(f)...)
+		byNo[f.RedeemNo] = f
+	}
+	var rows []struct {
+		ID       int64
+		RedeemNo string
+	}
+	err := tx.Raw("INSERT INTO redemption_flows ("+flowColumns+") VALUES "+strings.Join(vals, ", ")+
+		" ON CONFLICT (merchant_id, operation, request_id) DO NOTHING RETURNING id, redeem_no", args...).Scan(&rows).Error
+	if err != nil {
+		return translate(tx, err)
+	}
+	for _, r := range rows {
+		if f := byNo[r.RedeemNo]; f != nil {
+			f.ID = r.ID
+		}
+	}
+	return nil
+}
+
+// FlowByRequest returns the merchant's flow made by operation op under
+// requestID, or nil when there is none.
+func FlowByRequest(db *gorm.DB, merchantID int64, op Operation, requestID string) (*RedemptionFlow, error) {
+	var flows []RedemptionFlow
+	err := db.Where("merchant_id = ? AND operation = ? AND request_id = ?", merchantID, op, requestID).Limit(1).Find(&flows).Error
+	if err != nil {
+		return nil, fmt.Errorf("find request %s: %w", requestID, err)
+	}
+	if len(flows) == 0 {
+		return nil, nil
+	}
+	return &flows[0], nil
+}
+
+// FlowByRedeemNo returns the merchant's flow with the redemption number, or
+// gorm.ErrRecordNotFound.
+func FlowByRedeemNo(db *gorm.DB, merchantID int64, redeemNo string) (*RedemptionFlow, error) {
+	var flow RedemptionFlow
+	if err := db.Where("merchant_id = ? AND redeem_no = ?", merchantID, redeemNo).Take(&flow).Error; err != nil {
+		return nil, err
+	}
+	return &flow, nil
+}
+
+// FlowOutcome is what a PROCESSING flow becomes when it finishes.
+type FlowOutcome struct {
+	Status        FlowStatus
+	OrderRef      *string
+	ReleaseReason *string
+	Now           time.Time
+}
+
+// FinishFlow moves a redemption flow from PROCESSING to its final status. It
+// reports false when the flow had already left PROCESSING (another actor, such
+// as the compensation job, finished it first), and for SUCCEEDED also when
+// compensation has fenced the flow (see FenceFlow): a fenced flow can only be
+// released.
+func FinishFlow(tx *gorm.DB, flowID int64, o FlowOutcome) (bool, error) {
+	where := "id = ? AND status = 'PROCESSING'"
+	if o.Status == FlowSucceeded {
+		where += " AND fenced_at IS NULL"
+	}
+	res := tx.Exec(`UPDATE redemption_flows SET status = ?, order_ref = COALESCE(?, order_ref), release_reason = ?,
+  finished_at = ?, updated_at = ?, version = version + 1 WHERE `+where,
+		string(o.Status), o.OrderRef, o.ReleaseReason, o.Now, o.Now, flowID)
+	return res.RowsAffected == 1, res.Error
+}
+
+// FenceFlow marks a PROCESSING redemption as being released by compensation:
+// from then on FinishFlow refuses to make it SUCCEEDED. It reports false when the
+// flow has left PROCESSING. Marking an already fenced flow again succeeds, so a
+// compensation run that died after fencing can be finished by the next.
+func FenceFlow(tx *gorm.DB, flowID int64, now time.Time) (bool, error) {
+	res := tx.Exec(`UPDATE redemption_flows SET fenced_at = COALESCE(fenced_at, ?), updated_at = ?
+WHERE id = ? AND status = 'PROCESSING'`, now, now, flowID)
+	return res.RowsAffected == 1, res.Error
+}
+
+// CountLookupFailure adds one to the failed compensation attempts of a
+// PROCESSING redemption, gives up its claim so the next run retries it, and
+// returns the new count; false when the flow has left PROCESSING.
+func CountLookupFailure(tx *gorm.DB, flowID int64, now time.Time) (int64, bool, error) {
+	var attempts []int64
+	err := tx.Raw(`UPDATE redemption_flows SET attempts = attempts + 1, claimed_until = NULL, updated_at = ?
+WHERE id = ? AND status = 'PROCESSING' RETURNING attempts`, now, flowID).Scan(&attempts).Error
+	if err != nil || len(attempts) != 1 {
+		return 0, false, err
+	}
+	return attempts[0], true, nil
+}
+
+// StuckFlow is a PROCESSING redemption past its hold deadline, as
+// compensation claims it.
+type StuckFlow struct {
+	RedemptionFlow
+	FencedAt *time.Time
+}
+
+// ClaimStuckFlows leases to the caller, until leaseUntil, up to limit
+// PROCESSING redemptions past their hold deadline at now, with ids above
+// afterID, in id order, that nobody else holds a lease on. On PostgreSQL the
+// rows another worker is claiming are skipped rather than waited for (FOR
+// UPDATE SKIP LOCKED); on SQLite the clause is dropped and the single writer
+// serialises claims. tx must be a transaction.
+func ClaimStuckFlows(tx *gorm.DB, now, leaseUntil time.Time, afterID int64, limit int) ([]StuckFlow, error) {
+	var flows []StuckFlow
+	err := tx.Table("redemption_flows").Clauses(clause.Locking{Strength: "UPDATE", Options: "SKIP LOCKED"}).
+		Where("status = ? AND hold_until <= ? AND (claimed_until IS NULL OR claimed_until <= ?) AND id > ?",
+			FlowProcessing, now, now, afterID).
+		Order("id").Limit(limit).Find(&flows).Error
+	if err != nil || len(flows) == 0 {
+		return nil, err
+	}
+	ids := make([]int64, len(flows))
+	for i, f := range flows {
+		ids[i] = f.ID
+	}
+	err = tx.Exec("UPDATE redemption_flows SET claimed_until = ? WHERE id IN ? AND status = 'PROCESSING'",
+		leaseUntil, ids).Error
+	return flows, err
+}

@@ -1,0 +1,24 @@
+package models
+
+import (
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// Store is one shop of a merchant.
+type Store struct {
+	ID         int64
+	MerchantID int64
+	Code       string
+	Name       string
+	CreatedAt  time.Time
+}
+
+// ExistingStores returns those of ids that are stores of the merchant, with
+// one query.
+func ExistingStores(db *gorm.DB, merchantID int64, ids []int64) ([]int64, error) {
+	var known []int64
+	err := db.Model(&Store{}).Where("merchant_id = ? AND id IN ?", merchantID, ids).Pluck("id", &known).Error
+	return known, err
+}

@@ -1,0 +1,103 @@
+package services
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"gorm.io/gorm"
+
+	"coupond/models"
+)
+
+// settle confirms a PROCESSING flow with its order: flow SUCCEEDED and coupon
+// REDEEMED in one transaction. won is false when someone else (compensation or a
+// concurrent confirm or cancel) finished the flow first; the flow returned is
+// then the stored final one.
+func (s *Redemptions) settle(ctx context.Context, actor Actor, flow *models.RedemptionFlow, orderRef string) (*models.RedemptionFlow, bool, error) {
+	return s.finish(ctx, actor, flow, models.FlowOutcome{Status: models.FlowSucceeded, OrderRef: &orderRef},
+		models.CouponRedeemed)
+}
+
+// release gives the coupon of a PROCESSING flow back: flow RELEASED and coupon
+// UNUSED in one transaction, with the same race rules as settle.
+func (s *Redemptions) release(ctx context.Context, actor Actor, flow *models.RedemptionFlow, reason string) (*models.RedemptionFlow, bool, error) {
+	return s.finish(ctx, actor, flow, models.FlowOutcome{Status: models.FlowReleased, ReleaseReason: &reason},
+		models.CouponUnused)
+}
+
+var errLostRace = errors.New("flow already finished")
+
+// finish moves a PROCESSING flow to out and its coupon from REDEEMING to to,
+// in one transaction of conditional updates: of everyone finishing the flow
+// at once (the request, a confirm or cancel, compensation), exactly one
+// wins, and the others learn it from the rows affected.
+func (s *Redemptions) finish(ctx context.Context, actor Actor, flow *models.RedemptionFlow, out models.FlowOutcome, to models.CouponStatus) (*models.RedemptionFlow, bool, error) {
+	out.Now = s.now()
+	db := s.db.WithContext(ctx)
+	err := s.gate.run(ctx, func() error {
+		return db.Transaction(func(tx *gorm.DB) error {
+			ok, err := models.FinishFlow(tx, flow.ID, out)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return errLostRace
+			}
+			version, ok, err := models.MoveCoupon(tx, flow.CouponID, flow.RedeemNo, models.CouponRedeeming, to, out.Now)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				// The flow was PROCESSING, so its coupon must be REDEEMING and held
+				// by it; anything else is a broken invariant, never papered over.
+				return fmt.Errorf("coupon %d is not held by processing flow %s", flow.CouponID, flow.RedeemNo)
+			}
+			return models.RecordTransitions(tx, flow.Transition(models.CouponRedeeming, to, version, actor.Label(), out.Now))
+		})
+	})
+	if errors.Is(err, errLostRace) {
+		final, err := flowByRedeemNo(db, flow.MerchantID, flow.RedeemNo)
+		return final, false, err
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("finish redemption %s as %s: %w", flow.RedeemNo, out.Status, err)
+	}
+	final := *flow
+	final.Status, final.FinishedAt, final.UpdatedAt, final.Version = out.Status, &out.Now, out.Now, flow.Version+1
+	if out.OrderRef != nil {
+		final.OrderRef = out.OrderRef
+	}
+	final.ReleaseReason = out.ReleaseReason
+	return &final, true, nil
+}
+
+// gate admits redemption transactions first come, first served, as many at
+// once as the pool has connections. database/sql hands a freed connection to
+// a random waiter, so under overload without the gate some requests wait far
+// longer than others; with it the queue is fair and forms in front of the
+// database rather than inside it. A nil gate admits everyone at once.
+type gate chan struct{}
+
+// newGate sizes the gate to db's connection pool.
+func newGate(db *gorm.DB) gate {
+	sqlDB, err := db.DB()
+	if err != nil || sqlDB.Stats().MaxOpenConnections <= 0 {
+		return nil
+	}
+	return make(gate, sqlDB.Stats().MaxOpenConnections)
+}
+
+// run runs fn once the gate admits it, or fails when ctx ends first.
+func (g gate) run(ctx context.Context, fn func() error) error {
+	if g == nil {
+		return fn()
+	}
+	select {
+	case g <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-g }()
+	return fn()
+}

@@ -1,0 +1,214 @@
+package services
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"coupond/models"
+)
+
+// taken is what the take step answered a request.
+type taken struct {
+	// flow is the request's flow: written by this request (fresh), or the
+	// stored flow of its request id (a replay).
+	flow  *models.RedemptionFlow
+	fresh bool
+	// seen is the coupon as the take's statements found it, for the coupon's
+	// line; zero when they did not read it.
+	seen models.Coupon
+	err  error
+}
+
+// taker takes the coupon of a request with a conditional update and writes
+// the request's flow: PROCESSING (taken, the business step to come),
+// SUCCEEDED (taken and completed in the same commit) or REJECTED (not taken,
+// with the reason). A repeated request id gets its first flow. It is one of
+// the strategies below, chosen once when the service is built
+// (newRedemptions).
+type taker interface {
+	take(ctx context.Context, req *request) taken
+}
+
+// txTake takes the coupon in one transaction: the conditional reserve and
+// the flow commit together. With complete set, an adapter whose orders live
+// in coupond's database, the order and the confirmation commit in that same
+// transaction and the flow is SUCCEEDED: no call leaves the database, so no
+// outcome is unknown. Without, the flow is PROCESSING.
+//
+// A repeated request id is not looked up first: the flow's unique index
+// refuses the repeat's insert, its transaction rolls back with whatever it
+// touched, and answerTake finds the first flow. A fresh request, the common
+// case, saves a round trip inside its transaction.
+type txTake struct {
+	s        *Redemptions
+	complete TxFulfiller
+}
+
+func (t txTake) take(ctx context.Context, req *request) taken {
+	s := t.s
+	db := s.db.WithContext(ctx)
+	flow := s.newFlow(req)
+	now := flow.CreatedAt
+	var seen models.Coupon
+	err := s.gate.run(ctx, func() error {
+		return db.Transaction(func(tx *gorm.DB) error {
+			if err := checkStore(tx, req); err != nil {
+				return err
+			}
+			got, ok, err := models.ReserveCoupon(tx, models.ReserveArgs{MerchantID: req.actor.MerchantID, Code: req.code,
+				RedeemNo: flow.RedeemNo, StoreID: req.in.StoreID, OrderAmount: req.in.OrderAmount, Now: now})
+			if err != nil {
+				return err
+			}
+			if !ok {
+				c, err := models.CouponByCode(tx, req.actor.MerchantID, req.code)
+				if errors.Is(err, gorm.ErrRecordNotFound) {
+					return ErrCouponNotFound
+				}
+				if err != nil {
+					return err
+				}
+				seen = *c
+				return s.reject(tx, flow, c, now)
+			}
+			campaign, err := s.campaigns.cached(tx, got.CampaignID)
+			if err != nil {
+				return err
+			}
+			hold := now.Add(s.holdTimeout)
+			flow.CouponID, flow.Status, flow.HoldUntil = got.ID, models.FlowProcessing, &hold
+			flow.DiscountAmount = campaign.Discount(req.in.OrderAmount)
+			reserved := flow.Transition(models.CouponUnused, models.CouponRedeeming, got.Version, req.actor.Label(), now)
+			if t.complete == nil {
+				seen = models.Coupon{ID: got.ID, Status: models.CouponRedeeming}
+				return models.InsertFlow(tx, flow, reserved)
+			}
+			seen = models.Coupon{ID: got.ID, Status: models.CouponRedeemed}
+			return completeInTx(tx, t.complete, flow, reserved, req.actor, now)
+		})
+	})
+	if err != nil {
+		return s.answerTake(db, req, err)
+	}
+	return taken{flow: flow, fresh: true, seen: seen}
+}
+
+// completeInTx completes a one-shot redemption inside its reserve
+// transaction: the order is created, the coupon moves on to REDEEMED and the
+// flow is written SUCCEEDED, all in one commit. Both edges are recorded, so
+// the history is the same as on the two-transaction path.
+func completeInTx(tx *gorm.DB, f TxFulfiller, flow *models.RedemptionFlow, reserved models.CouponTransition, actor Actor, now time.Time) error {
+	ref, err := f.FulfilTx(tx, fulfilRequest(flow), now)
+	if err != nil {
+		return err
+	}
+	version, ok, err := models.MoveCoupon(tx, flow.CouponID, flow.RedeemNo, models.CouponRedeeming, models.CouponRedeemed, now)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("coupon %d is not held by %s inside its own transaction", flow.CouponID, flow.RedeemNo)
+	}
+	flow.Status, flow.OrderRef, flow.FinishedAt, flow.Version = models.FlowSucceeded, &ref, &now, 1
+	return models.InsertFlow(tx, flow, reserved,
+		flow.Transition(models.CouponRedeeming, models.CouponRedeemed, version, actor.Label(), now))
+}
+
+// statementTake is the one-shot redemption with the builtin adapter on
+// PostgreSQL: one statement reserves, orders and confirms (models.RedeemOnce),
+// so a redemption commits with one round trip. When the statement does not
+// take the coupon, one read tells a repeated request id (answered with its
+// flow, nothing written) from a rejection, which is recorded with one insert.
+// No explicit transaction is needed: each write is one statement.
+type statementTake struct{ s *Redemptions }
+
+func (t statementTake) take(ctx context.Context, req *request) taken {
+	s := t.s
+	db := s.db.WithContext(ctx)
+	flow := s.newFlow(req)
+	now := flow.CreatedAt
+	var seen models.Coupon
+	err := s.gate.run(ctx, func() error {
+		if err := checkStore(db, req); err != nil {
+			return err
+		}
+		hold := now.Add(s.holdTimeout)
+		flow.HoldUntil = &hold
+		ok, err := models.RedeemOnce(db, models.ReserveArgs{MerchantID: req.actor.MerchantID, Code: req.code,
+			RedeemNo: flow.RedeemNo, StoreID: req.in.StoreID, OrderAmount: req.in.OrderAmount, Now: now}, flow, req.actor.Label())
+		if err != nil {
+			return err
+		}
+		if ok {
+			seen = models.Coupon{ID: flow.CouponID, Status: models.CouponRedeemed}
+			return nil
+		}
+		flow.HoldUntil = nil
+		c, known, err := models.CouponAndRequest(db, req.actor.MerchantID, req.code, req.op, req.in.RequestID)
+		switch {
+		case err != nil:
+			return err
+		case c == nil:
+			return ErrCouponNotFound
+		case known:
+			return errKnownRequest
+		}
+		seen = *c
+		return s.reject(db, flow, c, now)
+	})
+	if err != nil {
+		return s.answerTake(db, req, err)
+	}
+	return taken{flow: flow, fresh: true, seen: seen}
+}
+
+// reject records a REJECTED flow for coupon c, which the take's conditional
+// update did not take, with the first rule that keeps it from being taken.
+func (s *Redemptions) reject(db *gorm.DB, flow *models.RedemptionFlow, c *models.Coupon, now time.Time) error {
+	campaign, err := s.campaigns.cached(db, c.CampaignID)
+	if err != nil {
+		return err
+	}
+	reason, err := diagnose(db, campaign, c, flow.StoreID, flow.OrderAmount, now)
+	if err != nil {
+		return err
+	}
+	if reason == "" {
+		// Every rule holds now, yet the update did not match: the coupon changed
+		// between the two statements, which for this request means it was taken.
+		reason = RejectNotAvailable
+	}
+	flow.CouponID, flow.Status, flow.RejectReason, flow.FinishedAt = c.ID, models.FlowRejected, &reason, &now
+	return models.InsertFlow(db, flow)
+}
+
+// checkStore refuses a store the merchant does not have. A clerk's stores
+// were checked when its token was made.
+func checkStore(db *gorm.DB, req *request) error {
+	if req.actor.Role == models.RoleClerk {
+		return nil
+	}
+	return storeMustExist(db, req.actor.MerchantID, req.in.StoreID)
+}
+
+// storeMustExist is NOT_FOUND unless id is a store of the merchant.
+func storeMustExist(db *gorm.DB, merchantID, id int64) error {
+	known, err := models.ExistingStores(db, merchantID, []int64{id})
+	if err != nil {
+		return err
+	}
+	if len(known) == 0 {
+		return notFoundf("store %d not found", id)
+	}
+	return nil
+}
+
+// fulfilRequest is the business step of flow.
+func fulfilRequest(flow *models.RedemptionFlow) FulfilRequest {
+	return FulfilRequest{MerchantID: flow.MerchantID, RedeemNo: flow.RedeemNo, CouponID: flow.CouponID,
+		StoreID: flow.StoreID, OrderAmount: flow.OrderAmount, DiscountAmount: flow.DiscountAmount}
+}
