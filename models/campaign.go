@@ -101,3 +101,13 @@ func CampaignHasStore(db *gorm.DB, campaignID, storeID int64) (bool, error) {
 	err := db.Model(&CampaignStore{}).Where("campaign_id = ? AND store_id = ?", campaignID, storeID).Count(&n).Error
 	return n > 0, err
 }
+
+// DiscountInSQL evaluates discountSQL for campaign c and orderAmount on db,
+// so tests can hold it to Campaign.Discount. PostgreSQL only: SQLite never
+// runs discountSQL.
+func DiscountInSQL(db *gorm.DB, c Campaign, orderAmount int64) (int64, error) {
+	var d int64
+	err := db.Raw(`SELECT `+discountSQL("k", "$4::bigint")+` FROM (SELECT $1::text AS type, $2::bigint AS value,
+  $3::bigint AS max_discount) k`, string(c.Type), c.Value, c.MaxDiscount, orderAmount).Scan(&d).Error
+	return d, err
+}

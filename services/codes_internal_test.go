@@ -8,6 +8,7 @@ import (
 	"gorm.io/gorm"
 
 	"coupond/internal/testdb"
+	"coupond/models"
 )
 
 // couponCode computes the check symbol as it draws the symbols; it must agree
@@ -35,7 +36,7 @@ func TestIssuanceCopiesOnPostgres(t *testing.T) {
 	db := testdb.Postgres(t)
 	err := db.Connection(func(c *gorm.DB) error {
 		conn, ok := c.Statement.ConnPool.(*sql.Conn)
-		if !ok || !speaksPgx(conn) {
+		if !ok || !models.SpeaksPgx(conn) {
 			t.Fatalf("connection %T does not speak pgx", c.Statement.ConnPool)
 		}
 		return nil

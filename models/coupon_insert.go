@@ -1,0 +1,160 @@
+package models
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+	"gorm.io/gorm"
+)
+
+// CouponBatch describes the coupons of one issuance; coupon i of the batch
+// belongs to refs[i/perRef] when refs are given.
+type CouponBatch struct {
+	MerchantID, CampaignID  int64
+	ValidFrom, ValidTo, Now time.Time
+	Refs                    []string
+	PerRef                  int64
+	// Fill draws fresh codes.
+	Fill func([]string)
+}
+
+// Ref is the customer of coupon i of the batch, or nil.
+func (b *CouponBatch) Ref(i int64) *string {
+	if len(b.Refs) == 0 {
+		return nil
+	}
+	return &b.Refs[i/b.PerRef]
+}
+
+// codeAttempts bounds how often one chunk is redone after code collisions; a
+// collision is about as likely as the chunk size times the merchant's codes
+// over 2^60, so a second attempt is already rare.
+const codeAttempts = 5
+
+// InsertCouponRange inserts coupons start to start+len(codes)-1 of b with
+// fresh codes, written to codes, in batches of multi-row INSERTs inside one
+// savepoint. It is the portable path: SQLite, or PostgreSQL through a driver
+// other than pgx.
+func InsertCouponRange(tx *gorm.DB, b *CouponBatch, start int64, codes []string) error {
+	const perInsert = 1000
+	rows := make([]Coupon, 0, min(len(codes), perInsert))
+	var err error
+	for attempt := 0; attempt < codeAttempts; attempt++ {
+		b.Fill(codes)
+		err = tx.Transaction(func(sp *gorm.DB) error {
+			for i := 0; i < len(codes); i += perInsert {
+				rows = rows[:0]
+				for j := i; j < min(i+perInsert, len(codes)); j++ {
+					rows = append(rows, Coupon{MerchantID: b.MerchantID, CampaignID: b.CampaignID, Code: codes[j],
+						Status: CouponUnused, ValidFrom: b.ValidFrom, ValidTo: b.ValidTo,
+						CustomerRef: b.Ref(start + int64(j)), CreatedAt: b.Now, UpdatedAt: b.Now})
+				}
+				if err := sp.Create(&rows).Error; err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if !errors.Is(err, gorm.ErrDuplicatedKey) {
+			return err
+		}
+	}
+	return fmt.Errorf("insert coupons: codes kept colliding: %w", err)
+}
+
+// SpeaksPgx reports whether conn is a pgx connection, which CopyCoupons needs.
+func SpeaksPgx(conn *sql.Conn) bool {
+	return conn.Raw(func(dc any) error {
+		if _, ok := dc.(*stdlib.Conn); !ok {
+			return errors.ErrUnsupported
+		}
+		return nil
+	}) == nil
+}
+
+// couponColumns are the columns CopyCoupons fills; the others keep their
+// defaults (id from the sequence, version 0, no redemption, not a reissue).
+var couponColumns = []string{"merchant_id", "campaign_id", "code", "status", "valid_from", "valid_to",
+	"customer_ref", "created_at", "updated_at"}
+
+// CopyCoupons is InsertCouponRange with COPY on PostgreSQL: conn is the
+// connection tx runs on, and the rows are streamed to it in binary while
+// they are generated. A unique violation on coupons can only be a code drawn
+// twice or one the merchant already has (ids come from the sequence): the
+// savepoint is rolled back and the chunk redone with fresh codes.
+func CopyCoupons(tx *gorm.DB, conn *sql.Conn, b *CouponBatch, start int64, codes []string) error {
+	ctx := tx.Statement.Context
+	var err error
+	for attempt := 0; attempt < codeAttempts; attempt++ {
+		b.Fill(codes)
+		err = tx.Transaction(func(*gorm.DB) error {
+			return conn.Raw(func(dc any) error {
+				n, err := dc.(*stdlib.Conn).Conn().CopyFrom(ctx, pgx.Identifier{"coupons"}, couponColumns,
+					&couponRows{b: b, start: start, codes: codes, i: -1})
+				if err == nil && n != int64(len(codes)) {
+					err = fmt.Errorf("copied %d coupons, want %d", n, len(codes))
+				}
+				return err
+			})
+		})
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != uniqueViolation || pgErr.TableName != "coupons" {
+			return err
+		}
+	}
+	return fmt.Errorf("copy coupons: codes kept colliding: %w", err)
+}
+
+// uniqueViolation is PostgreSQL's SQLSTATE for a duplicate key.
+const uniqueViolation = "23505"
+
+// couponRows is the pgx.CopyFromSource of one chunk. Values reuses one slice:
+// pgx encodes a row before asking for the next.
+type couponRows struct {
+	b     *CouponBatch
+	start int64
+	codes []string
+	i     int
+	vals  []any
+}
+
+func (r *couponRows) Next() bool {
+	r.i++
+	return r.i < len(r.codes)
+}
+
+func (r *couponRows) Values() ([]any, error) {
+	if r.vals == nil {
+		r.vals = []any{r.b.MerchantID, r.b.CampaignID, "", string(CouponUnused), r.b.ValidFrom, r.b.ValidTo,
+			nil, r.b.Now, r.b.Now}
+	}
+	r.vals[2] = r.codes[r.i]
+	if ref := r.b.Ref(r.start + int64(r.i)); ref != nil {
+		r.vals[6] = *ref
+	}
+	return r.vals, nil
+}
+
+func (r *couponRows) Err() error { return nil }
+
+// InsertCoupons gives each coupon a fresh code from newCode and inserts them
+// in a savepoint; on the rare code collision they are retried with new codes.
+func InsertCoupons(tx *gorm.DB, batch []Coupon, newCode func() string) error {
+	var err error
+	for attempt := 0; attempt < codeAttempts; attempt++ {
+		for i := range batch {
+			batch[i].ID = 0
+			batch[i].Code = newCode()
+		}
+		err = tx.Transaction(func(sp *gorm.DB) error { return sp.CreateInBatches(batch, len(batch)).Error })
+		if !errors.Is(err, gorm.ErrDuplicatedKey) {
+			return err
+		}
+	}
+	return fmt.Errorf("insert coupons: codes kept colliding: %w", err)
+}

@@ -1,0 +1,121 @@
+package services
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"coupond/internal/testdb"
+	"coupond/models"
+)
+
+// The eligibility rule has one definition, the SQL condition every taking
+// statement carries; diagnose explains it reason by reason. For every reject
+// reason, at the boundaries of the validity window, for store lists and for
+// the minimum spend, diagnose must call a coupon eligible exactly when the
+// SQL condition takes it, on both databases.
+func TestEligibilityExplained(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		base := time.Date(2026, 12, 1, 4, 0, 0, 0, time.UTC)
+		svc := New(db, Options{Now: func() time.Time { return base }})
+		m, err := svc.Merchants.Create(ctx, "elig", "Eligibility", "Asia/Shanghai")
+		must(t, err)
+		admin := SystemActor(m.ID)
+		storeA, err := svc.Stores.Create(ctx, admin, CreateStoreInput{Code: "A1", Name: "A"})
+		must(t, err)
+		storeB, err := svc.Stores.Create(ctx, admin, CreateStoreInput{Code: "B1", Name: "B"})
+		must(t, err)
+		validFrom, validTo := base, base.Add(24*time.Hour)
+		everywhere, err := svc.Campaigns.Create(ctx, admin, CreateCampaignInput{Name: "everywhere", Type: models.CampaignCash,
+			Value: 500, MinSpend: 3000, ValidFrom: validFrom, ValidTo: validTo, TotalQuantity: 100})
+		must(t, err)
+		onlyA, err := svc.Campaigns.Create(ctx, admin, CreateCampaignInput{Name: "only A", Type: models.CampaignDiscount,
+			Value: 10, ValidFrom: validFrom, ValidTo: validTo, TotalQuantity: 100, StoreIDs: []int64{storeA.ID}})
+		must(t, err)
+
+		statuses := []models.CouponStatus{models.CouponUnused, models.CouponRedeeming, models.CouponRedeemed,
+			models.CouponRefunded, models.CouponExpired}
+		type coupon struct {
+			campaign *models.Campaign
+			row      *models.Coupon
+		}
+		var coupons []coupon
+		for _, camp := range []*models.Campaign{everywhere, onlyA} {
+			res, err := svc.Campaigns.IssueCoupons(ctx, admin, IssueInput{CampaignID: camp.ID, Count: int64(len(statuses))})
+			must(t, err)
+			for i, code := range res.Codes {
+				// The test puts each coupon in its state directly: it checks
+				// the rule, not the transitions.
+				must(t, db.Exec("UPDATE coupons SET status = ? WHERE merchant_id = ? AND code = ?",
+					string(statuses[i]), m.ID, code).Error)
+				row, err := models.CouponByCode(db, m.ID, code)
+				must(t, err)
+				coupons = append(coupons, coupon{camp, row})
+			}
+		}
+		times := []time.Time{validFrom.Add(-time.Second), validFrom, validFrom.Add(time.Second),
+			validTo.Add(-time.Second), validTo, validTo.Add(time.Second)}
+		amounts := []int64{0, 2999, 3000, 3001}
+		stores := []int64{storeA.ID, storeB.ID}
+
+		reasons := map[string]int{}
+		for _, c := range coupons {
+			for _, now := range times {
+				for _, amount := range amounts {
+					for _, store := range stores {
+						name := fmt.Sprintf("%s/%s/%s/amount=%d/store=%d", c.campaign.Name, c.row.Status,
+							now.Format(time.RFC3339), amount, store)
+						reason, err := diagnose(db, c.campaign, c.row, store, amount, now)
+						must(t, err)
+						taken, err := models.CouponEligible(db, c.row.ID, store, amount, now)
+						must(t, err)
+						if taken != (reason == "") {
+							t.Errorf("%s: SQL takes it: %t, diagnose says %q", name, taken, reason)
+						}
+						if want := wantReason(c.campaign, c.row, store, storeA.ID, amount, now); reason != want {
+							t.Errorf("%s: diagnose %q, want %q", name, reason, want)
+						}
+						reasons[reason]++
+					}
+				}
+			}
+		}
+		for _, r := range []string{"", RejectNotAvailable, RejectExpired, RejectNotYetValid, RejectStoreNotEligible,
+			RejectMinSpendNotMet} {
+			if reasons[r] == 0 {
+				t.Errorf("no case gave reason %q: the table no longer covers it", r)
+			}
+		}
+	})
+}
+
+// wantReason is the reject reason the design gives, written independently of
+// diagnose: status first, then the window, the minimum spend, the store.
+func wantReason(camp *models.Campaign, c *models.Coupon, store, onlyStore, amount int64, now time.Time) string {
+	switch {
+	case c.Status == models.CouponExpired:
+		return RejectExpired
+	case c.Status != models.CouponUnused:
+		return RejectNotAvailable
+	case now.Before(camp.ValidFrom):
+		return RejectNotYetValid
+	case !now.Before(camp.ValidTo):
+		return RejectExpired
+	case amount < camp.MinSpend:
+		return RejectMinSpendNotMet
+	case !camp.AllStores && store != onlyStore:
+		return RejectStoreNotEligible
+	}
+	return ""
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
