@@ -111,3 +111,23 @@ func DiscountInSQL(db *gorm.DB, c Campaign, orderAmount int64) (int64, error) {
   $3::bigint AS max_discount) k`, string(c.Type), c.Value, c.MaxDiscount, orderAmount).Scan(&d).Error
 	return d, err
 }
+
+// InsertCampaign inserts a campaign, limited to storeIDs when any are
+// given, and sets its ID.
+func InsertCampaign(tx *gorm.DB, c *Campaign, storeIDs []int64) error {
+	if err := tx.Create(c).Error; err != nil {
+		return err
+	}
+	for _, id := range storeIDs {
+		if err := tx.Create(&CampaignStore{MerchantID: c.MerchantID, CampaignID: c.ID, StoreID: id}).Error; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CountReissue adds one replacement coupon to a campaign's reissued
+// counter, which is outside its issue budget.
+func CountReissue(tx *gorm.DB, campaignID int64) error {
+	return tx.Exec("UPDATE campaigns SET reissued = reissued + 1 WHERE id = ?", campaignID).Error
+}

@@ -1,6 +1,10 @@
 package models
 
-import "time"
+import (
+	"time"
+
+	"gorm.io/gorm"
+)
 
 // Merchant is a tenant: a chain of stores.
 type Merchant struct {
@@ -10,3 +14,7 @@ type Merchant struct {
 	Timezone  string
 	CreatedAt time.Time
 }
+
+// InsertMerchant inserts a merchant and sets its ID; a code that exists is
+// gorm.ErrDuplicatedKey.
+func InsertMerchant(db *gorm.DB, m *Merchant) error { return db.Create(m).Error }

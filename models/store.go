@@ -22,3 +22,17 @@ func ExistingStores(db *gorm.DB, merchantID int64, ids []int64) ([]int64, error)
 	err := db.Model(&Store{}).Where("merchant_id = ? AND id IN ?", merchantID, ids).Pluck("id", &known).Error
 	return known, err
 }
+
+// InsertStore inserts a store and sets its ID; a code the merchant already
+// has is gorm.ErrDuplicatedKey.
+func InsertStore(tx *gorm.DB, st *Store) error { return tx.Create(st).Error }
+
+// StoreByCode returns the merchant's store with the code, or
+// gorm.ErrRecordNotFound.
+func StoreByCode(db *gorm.DB, merchantID int64, code string) (*Store, error) {
+	var st Store
+	if err := db.Where("merchant_id = ? AND code = ?", merchantID, code).Take(&st).Error; err != nil {
+		return nil, err
+	}
+	return &st, nil
+}

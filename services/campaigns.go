@@ -80,13 +80,8 @@ func (c *Campaigns) Create(ctx context.Context, actor Actor, in CreateCampaignIn
 				return err
 			}
 		}
-		if err := tx.Create(camp).Error; err != nil {
+		if err := models.InsertCampaign(tx, camp, in.StoreIDs); err != nil {
 			return err
-		}
-		for _, id := range in.StoreIDs {
-			if err := tx.Create(&models.CampaignStore{MerchantID: actor.MerchantID, CampaignID: camp.ID, StoreID: id}).Error; err != nil {
-				return err
-			}
 		}
 		return c.audit.record(tx, actor, "campaign.create", fmt.Sprintf("campaign:%d", camp.ID), camp.Name, nil)
 	})

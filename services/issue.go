@@ -176,7 +176,7 @@ func (c *Campaigns) reissue(tx *gorm.DB, oldID int64, now time.Time) (*models.Co
 	if err != nil {
 		return nil, err
 	}
-	if err := tx.Exec("UPDATE campaigns SET reissued = reissued + 1 WHERE id = ?", old.CampaignID).Error; err != nil {
+	if err := models.CountReissue(tx, old.CampaignID); err != nil {
 		return nil, err
 	}
 	nc := []models.Coupon{{MerchantID: old.MerchantID, CampaignID: old.CampaignID, Status: models.CouponUnused,

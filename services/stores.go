@@ -46,7 +46,7 @@ func (s *Stores) Create(ctx context.Context, actor Actor, in CreateStoreInput) (
 	}
 	st := &models.Store{MerchantID: actor.MerchantID, Code: in.Code, Name: in.Name, CreatedAt: s.now()}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Create(st).Error; err != nil {
+		if err := models.InsertStore(tx, st); err != nil {
 			return err
 		}
 		return s.audit.record(tx, actor, "store.create", fmt.Sprintf("store:%d", st.ID), st.Code, nil)

@@ -46,7 +46,7 @@ func (m *Merchants) Create(ctx context.Context, code, name, timezone string) (*m
 		return nil, invalidf("unknown time zone %q", timezone)
 	}
 	mc := &models.Merchant{Code: code, Name: strings.TrimSpace(name), Timezone: timezone, CreatedAt: m.now()}
-	err := m.db.WithContext(ctx).Create(mc).Error
+	err := models.InsertMerchant(m.db.WithContext(ctx), mc)
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
 		return nil, conflictf("merchant %s already exists", code)
 	}
@@ -135,21 +135,19 @@ func (t *Tokens) Create(ctx context.Context, in CreateTokenInput) (string, *mode
 	}
 	tok := &models.APIToken{MerchantID: in.MerchantID, Name: in.Name, Role: in.Role, TokenHash: hashToken(plain), CreatedAt: t.now()}
 	err := t.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Create(tok).Error; err != nil {
-			return err
-		}
+		storeIDs := make([]int64, 0, len(in.StoreCodes))
 		for _, code := range in.StoreCodes {
-			var st models.Store
-			err := tx.Where("merchant_id = ? AND code = ?", in.MerchantID, code).Take(&st).Error
+			st, err := models.StoreByCode(tx, in.MerchantID, code)
 			if errors.Is(err, gorm.ErrRecordNotFound) {
 				return notFoundf("store %s not found", code)
 			}
 			if err != nil {
 				return err
 			}
-			if err := tx.Create(&models.APITokenStore{TokenID: tok.ID, StoreID: st.ID}).Error; err != nil {
-				return err
-			}
+			storeIDs = append(storeIDs, st.ID)
+		}
+		if err := models.InsertToken(tx, tok, storeIDs); err != nil {
+			return err
 		}
 		return t.audit.record(tx, SystemActor(in.MerchantID), "token.create", fmt.Sprintf("token:%d", tok.ID),
 			fmt.Sprintf("role=%s stores=%v", in.Role, in.StoreCodes), nil)
@@ -232,12 +230,11 @@ func (t *Tokens) Revoke(ctx context.Context, actor Actor, tokenID int64) error {
 		return err
 	}
 	return t.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		res := tx.Exec("UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND merchant_id = ? AND revoked_at IS NULL",
-			t.now(), tokenID, actor.MerchantID)
-		if res.Error != nil {
-			return res.Error
+		ok, err := models.RevokeToken(tx, actor.MerchantID, tokenID, t.now())
+		if err != nil {
+			return err
 		}
-		if res.RowsAffected == 0 {
+		if !ok {
 			return notFoundf("token %d not found", tokenID)
 		}
 		t.forget(tokenID)
