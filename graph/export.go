@@ -3,7 +3,6 @@ package graph
 import (
 	"context"
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/xuri/excelize/v2"
 
+	"coupond/errcode"
 	"coupond/models"
 	"coupond/services"
 )
@@ -90,28 +90,16 @@ func (e *exporter) serve(build tableFunc, xlsx bool) http.HandlerFunc {
 	}
 }
 
+// fail answers an export that failed before its first byte with the API's
+// JSON error and the status errcode's table gives its code; RATE_LIMITED also
+// says when to retry. Unexpected errors are logged and shown as INTERNAL.
 func (e *exporter) fail(w http.ResponseWriter, r *http.Request, err error) {
-	var se *services.Error
-	status, code, msg := http.StatusInternalServerError, codeInternal, internalMessage
-	switch {
-	case errors.As(err, &se):
-		code, msg = se.Code, se.Message
-	case codeOfCategory(err) != "":
-		code, msg = codeOfCategory(err), err.Error()
-	default:
+	code, msg, ok := services.CodeOf(err)
+	if !ok {
 		e.log.ErrorContext(r.Context(), "export failed", "path", r.URL.Path, "err", err)
+		code, msg = errcode.Internal, errcode.InternalMessage
 	}
-	switch {
-	case errors.Is(err, services.ErrUnauthenticated):
-		status = http.StatusUnauthorized
-	case errors.Is(err, services.ErrForbidden):
-		status = http.StatusForbidden
-	case errors.Is(err, services.ErrNotFound):
-		status = http.StatusNotFound
-	case errors.Is(err, services.ErrInvalidInput):
-		status = http.StatusBadRequest
-	}
-	writeHTTPError(w, status, code, msg)
+	errcode.Write(w, code, msg, services.RetryAfterOf(err))
 }
 
 func writeCSV(w http.ResponseWriter, name string, header []string, rows func(func([]any) error) error) error {
@@ -229,7 +217,7 @@ func (e *exporter) statements(ctx context.Context, actor services.Actor, r *http
 	if s := q.Get("storeId"); s != "" {
 		id, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return nil, &services.Error{Code: codeBadUserInput, Message: "storeId must be an id", Kind: services.ErrInvalidInput}
+			return nil, &services.Error{Code: errcode.BadUserInput, Message: "storeId must be an id", Kind: services.ErrInvalidInput}
 		}
 		in.StoreID = id
 	}
@@ -295,7 +283,7 @@ func (e *exporter) findings(ctx context.Context, actor services.Actor, r *http.R
 		if s := q.Get(key); s != "" {
 			t, err := time.Parse(time.RFC3339, s)
 			if err != nil {
-				return nil, &services.Error{Code: codeBadUserInput, Message: key + " must be an RFC 3339 time", Kind: services.ErrInvalidInput}
+				return nil, &services.Error{Code: errcode.BadUserInput, Message: key + " must be an RFC 3339 time", Kind: services.ErrInvalidInput}
 			}
 			*dst = t
 		}
@@ -334,14 +322,14 @@ func (e *exporter) findings(ctx context.Context, actor services.Actor, r *http.R
 func (e *exporter) coupons(ctx context.Context, actor services.Actor, r *http.Request, loc *time.Location) (*table, error) {
 	id, err := strconv.ParseInt(r.URL.Query().Get("campaignId"), 10, 64)
 	if err != nil {
-		return nil, &services.Error{Code: codeBadUserInput, Message: "campaignId is required", Kind: services.ErrInvalidInput}
+		return nil, &services.Error{Code: errcode.BadUserInput, Message: "campaignId is required", Kind: services.ErrInvalidInput}
 	}
 	camp, err := e.svc.Campaigns.Get(ctx, actor, id)
 	if err != nil {
 		return nil, err
 	}
 	if actor.Role == models.RoleClerk {
-		return nil, &services.Error{Code: "FORBIDDEN", Message: "your role does not allow this", Kind: services.ErrForbidden}
+		return nil, &services.Error{Code: errcode.Forbidden, Message: "your role does not allow this", Kind: services.ErrForbidden}
 	}
 	return &table{
 		name:     fmt.Sprintf("coupons-campaign-%d", camp.ID),
@@ -361,7 +349,7 @@ func (e *exporter) redemptions(ctx context.Context, actor services.Actor, r *htt
 	if s := q.Get("storeId"); s != "" {
 		id, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return nil, &services.Error{Code: codeBadUserInput, Message: "storeId must be an id", Kind: services.ErrInvalidInput}
+			return nil, &services.Error{Code: errcode.BadUserInput, Message: "storeId must be an id", Kind: services.ErrInvalidInput}
 		}
 		f.StoreID = id
 	}
@@ -369,7 +357,7 @@ func (e *exporter) redemptions(ctx context.Context, actor services.Actor, r *htt
 		if s := q.Get(key); s != "" {
 			t, err := time.Parse(time.RFC3339, s)
 			if err != nil {
-				return nil, &services.Error{Code: codeBadUserInput, Message: key + " must be an RFC 3339 time", Kind: services.ErrInvalidInput}
+				return nil, &services.Error{Code: errcode.BadUserInput, Message: key + " must be an RFC 3339 time", Kind: services.ErrInvalidInput}
 			}
 			*dst = &t
 		}

@@ -3,7 +3,6 @@ package graph
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -19,6 +18,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"coupond/errcode"
 	"coupond/graph/generated"
 	"coupond/models"
 	"coupond/services"
@@ -75,7 +75,12 @@ func NewHandler(svc *services.Services, o Options) http.Handler {
 	srv.AroundFields(markResolverErrors)
 	srv.AroundResponses(logResponses(o.Logger))
 	srv.SetErrorPresenter(presentError(o.Logger, func(ctx context.Context, code, operation string) {
-		svc.Audit.Refusal(ctx, services.ActorFrom(ctx), code, operation)
+		switch errcode.AuditOf(code) {
+		case errcode.AuditRefusal:
+			svc.Audit.Refusal(ctx, services.ActorFrom(ctx), code, operation)
+		case errcode.AuditRateLimit:
+			svc.Audit.RateLimit(ctx, services.ActorFrom(ctx), code, operation)
+		}
 	}))
 	srv.SetRecoverFunc(recoverPanic(o.Logger))
 
@@ -92,17 +97,17 @@ func limitBody(max int64, next http.Handler) http.Handler {
 		if r.Method == http.MethodPost {
 			mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 			if mt != "application/json" && mt != "application/graphql-response+json" {
-				writeHTTPError(w, http.StatusUnsupportedMediaType, codeBadUserInput, "POST bodies must be application/json")
+				errcode.WriteStatus(w, http.StatusUnsupportedMediaType, errcode.BadUserInput, "POST bodies must be application/json", 0)
 				return
 			}
 			if r.ContentLength > max {
-				writeHTTPError(w, http.StatusRequestEntityTooLarge, codeBadUserInput, "request body too large")
+				errcode.WriteStatus(w, http.StatusRequestEntityTooLarge, errcode.BadUserInput, "request body too large", 0)
 				return
 			}
 			r.Body = http.MaxBytesReader(w, r.Body, max)
 			br := bufio.NewReader(r.Body)
 			if first, err := peekNonSpace(br); err == nil && first == '[' {
-				writeHTTPError(w, http.StatusBadRequest, codeBadUserInput, "batched requests are not supported: send one operation per request")
+				errcode.Write(w, errcode.BadUserInput, "batched requests are not supported: send one operation per request", 0)
 				return
 			}
 			r.Body = readCloser{br, r.Body}
@@ -192,9 +197,8 @@ func authenticate(svc *services.Services, log *slog.Logger, next http.Handler) h
 				r = r.WithContext(services.WithActor(r.Context(), actor))
 			case !errors.Is(err, services.ErrUnauthenticated):
 				log.ErrorContext(r.Context(), "authenticate", "err", err, "request_id", services.RequestIDFrom(r.Context()))
-				w.Header().Set("Retry-After", "1")
-				writeHTTPError(w, http.StatusServiceUnavailable, codeUnavailable,
-					"the service cannot check credentials right now and did nothing; retry with the same request id")
+				errcode.Write(w, errcode.Unavailable,
+					"the service cannot check credentials right now and did nothing; retry with the same request id", time.Second)
 				return
 			}
 		}
@@ -209,12 +213,4 @@ func BearerToken(r *http.Request) (string, bool) {
 		return "", false
 	}
 	return strings.TrimSpace(token), true
-}
-
-func writeHTTPError(w http.ResponseWriter, status int, code, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"errors": []any{map[string]any{"message": msg, "extensions": map[string]string{"code": code}}},
-	})
 }

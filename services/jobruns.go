@@ -12,6 +12,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"coupond/errcode"
 	"coupond/models"
 )
 
@@ -36,7 +37,7 @@ func JobNames() []string {
 var ErrSlotTaken = errors.New("job slot already claimed")
 
 // ErrUnknownJob is returned for a job name not in JobNames.
-var ErrUnknownJob = &Error{Code: "BAD_USER_INPUT", Message: "unknown job", Kind: ErrInvalidInput}
+var ErrUnknownJob = &Error{Code: errcode.BadUserInput, Message: "unknown job", Kind: ErrInvalidInput}
 
 // JobRuns runs background jobs and records each run: start, end, counts and
 // error, which the console shows.
