@@ -20,7 +20,6 @@ import (
 
 	"coupond/errcode"
 	"coupond/graph/generated"
-	"coupond/models"
 	"coupond/services"
 )
 
@@ -36,7 +35,7 @@ type Options struct {
 	ComplexityLimit int
 	Logger          *slog.Logger
 	// JobRunner, when set, runs the runJob mutation's jobs (see Resolver.JobRunner).
-	JobRunner func(ctx context.Context, job string) (*models.JobRun, error)
+	JobRunner func(ctx context.Context, job string) (*services.JobRun, error)
 }
 
 // parserTokenLimit caps the tokens of a query document; the console's largest
