@@ -3,12 +3,10 @@ package graph
 import (
 	"bufio"
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"mime"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -18,6 +16,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"coupond/authn"
 	"coupond/errcode"
 	"coupond/graph/generated"
 	"coupond/services"
@@ -85,7 +84,7 @@ func NewHandler(svc *services.Services, o Options) http.Handler {
 
 	var h http.Handler = srv
 	h = withLoaders(svc, h)
-	h = authenticate(svc, o.Logger, h)
+	h = authn.Middleware(svc.Tokens, o.Logger, h)
 	return limitBody(o.MaxBodyBytes, h)
 }
 
@@ -173,43 +172,4 @@ func logResponses(log *slog.Logger) graphql.ResponseMiddleware {
 		log.InfoContext(ctx, "graphql", attrs...)
 		return resp
 	}
-}
-
-// authenticate resolves the bearer token into the request's actor. A request
-// without a valid token runs with no actor, and every service refuses it with
-// UNAUTHENTICATED, so the answer is a GraphQL error with a code rather than a
-// bare HTTP status.
-//
-// A token that could not be checked at all (the database is unreachable) is
-// not an invalid token: the request is answered HTTP 503 UNAVAILABLE with
-// Retry-After, before anything ran, so the client retries it with the same
-// request id instead of giving up on its credentials.
-func authenticate(svc *services.Services, log *slog.Logger, next http.Handler) http.Handler {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if token, ok := BearerToken(r); ok {
-			actor, err := svc.Tokens.Authenticate(r.Context(), token)
-			switch {
-			case err == nil:
-				r = r.WithContext(services.WithActor(r.Context(), actor))
-			case !errors.Is(err, services.ErrUnauthenticated):
-				log.ErrorContext(r.Context(), "authenticate", "err", err, "request_id", services.RequestIDFrom(r.Context()))
-				errcode.Write(w, errcode.Unavailable,
-					"the service cannot check credentials right now and did nothing; retry with the same request id", time.Second)
-				return
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// BearerToken returns the token of an "Authorization: Bearer <token>" header.
-func BearerToken(r *http.Request) (string, bool) {
-	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
-		return "", false
-	}
-	return strings.TrimSpace(token), true
 }
