@@ -10,6 +10,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"coupond/errcode"
 	"coupond/models"
 )
 
@@ -80,7 +81,7 @@ func (s *Redemptions) observed(op models.Operation, start time.Time, flow *model
 	if s.observe == nil {
 		return
 	}
-	outcome := "INTERNAL"
+	outcome := errcode.Internal
 	var se *Error
 	switch {
 	case err == nil && flow != nil:
