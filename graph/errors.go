@@ -10,59 +10,31 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"coupond/errcode"
 	"coupond/services"
 )
 
-// Error codes that do not come from a service error.
-const (
-	codeBadUserInput = "BAD_USER_INPUT"
-	// codeUnavailable answers a request that could not start because a
-	// dependency (the database) is unreachable; nothing of it ran.
-	codeUnavailable = "UNAVAILABLE"
-	codeInternal    = "INTERNAL"
-	codeNotFound    = "NOT_FOUND"
-)
-
-// categoryCodes maps a service error category to its code when an error carries
-// no code of its own. This is the one table of service errors to client codes;
-// *services.Error values bring their own code.
-var categoryCodes = []struct {
-	err  error
-	code string
-}{
-	{services.ErrUnauthenticated, "UNAUTHENTICATED"},
-	{services.ErrForbidden, "FORBIDDEN"},
-	{services.ErrInvalidInput, codeBadUserInput},
-	{services.ErrNotFound, codeNotFound},
-	{services.ErrConflict, "CONFLICT"},
-}
-
-// internalMessage is all a client learns of an unexpected error.
-const internalMessage = "internal error; the server logged the details"
-
 // presentError turns every error of a resolver into a client error with a
-// stable code in extensions.code. Service errors keep their code and message;
-// errors of gqlgen's own input coercion are BAD_USER_INPUT; anything else is
-// logged once and shown as INTERNAL with a masked message.
-func presentError(log *slog.Logger, refused func(ctx context.Context, code, operation string)) graphql.ErrorPresenterFunc {
+// stable code in extensions.code. Errors services know (services.CodeOf) keep
+// their code and message, and the refusals errcode's table audits are passed
+// to audit; errors of gqlgen's own input coercion are BAD_USER_INPUT; anything
+// else is logged once and shown as INTERNAL with a masked message.
+func presentError(log *slog.Logger, audit func(ctx context.Context, code, operation string)) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		out := &gqlerror.Error{Path: graphql.GetPath(ctx), Extensions: map[string]any{}}
-		var se *services.Error
 		var re *resolverError
 		var ge *gqlerror.Error
+		if code, msg, ok := services.CodeOf(err); ok {
+			out.Message, out.Extensions["code"] = msg, code
+			if d := services.RetryAfterOf(err); d > 0 {
+				out.Extensions["retryAfter"] = int(d.Seconds())
+			}
+			if errcode.AuditOf(code) != errcode.NotAudited {
+				audit(ctx, code, out.Path.String())
+			}
+			return out
+		}
 		switch {
-		case errors.As(err, &se):
-			out.Message, out.Extensions["code"] = se.Message, se.Code
-			if se.RetryAfter > 0 {
-				out.Extensions["retryAfter"] = int(se.RetryAfter.Seconds())
-			}
-			if errors.Is(se, services.ErrForbidden) {
-				refused(ctx, se.Code, out.Path.String())
-			}
-		case codeOfCategory(err) != "":
-			out.Message, out.Extensions["code"] = err.Error(), codeOfCategory(err)
-		case errors.Is(err, context.Canceled):
-			out.Message, out.Extensions["code"] = "the request was cancelled", "CANCELLED"
 		case errors.As(err, &re):
 			op := ""
 			if graphql.HasOperationContext(ctx) {
@@ -70,32 +42,23 @@ func presentError(log *slog.Logger, refused func(ctx context.Context, code, oper
 				op = oc.OperationName
 			}
 			log.ErrorContext(ctx, "internal error", "err", re.err, "path", out.Path.String(), "operation", op)
-			out.Message, out.Extensions["code"] = internalMessage, codeInternal
+			out.Message, out.Extensions["code"] = errcode.InternalMessage, errcode.Internal
 		case errors.As(err, &ge):
 			// Not from a resolver: gqlgen's coercion of arguments and variables.
 			out.Message, out.Locations, out.Rule = ge.Message, ge.Locations, ge.Rule
 			if len(ge.Path) > 0 {
 				out.Path = ge.Path
 			}
-			out.Extensions["code"] = codeBadUserInput
+			out.Extensions["code"] = errcode.BadUserInput
 			for k, v := range ge.Extensions {
 				out.Extensions[k] = v
 			}
 		default:
 			log.ErrorContext(ctx, "internal error", "err", err, "path", out.Path.String())
-			out.Message, out.Extensions["code"] = internalMessage, codeInternal
+			out.Message, out.Extensions["code"] = errcode.InternalMessage, errcode.Internal
 		}
 		return out
 	}
-}
-
-func codeOfCategory(err error) string {
-	for _, c := range categoryCodes {
-		if errors.Is(err, c.err) {
-			return c.code
-		}
-	}
-	return ""
 }
 
 // resolverError marks an error returned by a resolver, so the presenter can tell

@@ -6,6 +6,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"coupond/errcode"
 )
 
 // noIntrospection refuses operations that ask for __schema or __type before
@@ -24,7 +26,7 @@ func (noIntrospection) MutateOperationContext(_ context.Context, oc *graphql.Ope
 		return nil
 	}
 	return &gqlerror.Error{Message: "introspection is disabled on this server",
-		Extensions: map[string]any{"code": "GRAPHQL_VALIDATION_FAILED"}}
+		Extensions: map[string]any{"code": errcode.GraphQLValidationFailed}}
 }
 
 func asksIntrospection(set ast.SelectionSet, frags ast.FragmentDefinitionList, depth int) bool {

@@ -8,6 +8,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"coupond/errcode"
 )
 
 // operationLimits refuses, before anything runs, operations that are deeper,
@@ -58,7 +60,7 @@ func (l operationLimits) MutateOperationContext(_ context.Context, oc *graphql.O
 }
 
 func limitError(msg string) *gqlerror.Error {
-	return &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": "QUERY_TOO_COMPLEX"}}
+	return &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": errcode.QueryTooComplex}}
 }
 
 // walker measures a selection set, following fragments once each, so a cycle

@@ -9,8 +9,6 @@ import (
 	"context"
 	"log/slog"
 
-	"coupond/models"
-
 	"coupond/services"
 )
 
@@ -21,5 +19,5 @@ type Resolver struct {
 	// JobRunner runs a job for the runJob mutation; cmd points it at the
 	// scheduler so manual runs are measured like scheduled ones. Nil runs the
 	// job through the services directly.
-	JobRunner func(ctx context.Context, job string) (*models.JobRun, error)
+	JobRunner func(ctx context.Context, job string) (*services.JobRun, error)
 }

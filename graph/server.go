@@ -3,13 +3,10 @@ package graph
 import (
 	"bufio"
 	"context"
-	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"mime"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -19,8 +16,9 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"coupond/authn"
+	"coupond/errcode"
 	"coupond/graph/generated"
-	"coupond/models"
 	"coupond/services"
 )
 
@@ -36,7 +34,7 @@ type Options struct {
 	ComplexityLimit int
 	Logger          *slog.Logger
 	// JobRunner, when set, runs the runJob mutation's jobs (see Resolver.JobRunner).
-	JobRunner func(ctx context.Context, job string) (*models.JobRun, error)
+	JobRunner func(ctx context.Context, job string) (*services.JobRun, error)
 }
 
 // parserTokenLimit caps the tokens of a query document; the console's largest
@@ -75,13 +73,18 @@ func NewHandler(svc *services.Services, o Options) http.Handler {
 	srv.AroundFields(markResolverErrors)
 	srv.AroundResponses(logResponses(o.Logger))
 	srv.SetErrorPresenter(presentError(o.Logger, func(ctx context.Context, code, operation string) {
-		svc.Audit.Refusal(ctx, services.ActorFrom(ctx), code, operation)
+		switch errcode.AuditOf(code) {
+		case errcode.AuditRefusal:
+			svc.Audit.Refusal(ctx, services.ActorFrom(ctx), code, operation)
+		case errcode.AuditRateLimit:
+			svc.Audit.RateLimit(ctx, services.ActorFrom(ctx), code, operation)
+		}
 	}))
 	srv.SetRecoverFunc(recoverPanic(o.Logger))
 
 	var h http.Handler = srv
 	h = withLoaders(svc, h)
-	h = authenticate(svc, o.Logger, h)
+	h = authn.Middleware(svc.Tokens, o.Logger, h)
 	return limitBody(o.MaxBodyBytes, h)
 }
 
@@ -92,17 +95,17 @@ func limitBody(max int64, next http.Handler) http.Handler {
 		if r.Method == http.MethodPost {
 			mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 			if mt != "application/json" && mt != "application/graphql-response+json" {
-				writeHTTPError(w, http.StatusUnsupportedMediaType, codeBadUserInput, "POST bodies must be application/json")
+				errcode.WriteStatus(w, http.StatusUnsupportedMediaType, errcode.BadUserInput, "POST bodies must be application/json", 0)
 				return
 			}
 			if r.ContentLength > max {
-				writeHTTPError(w, http.StatusRequestEntityTooLarge, codeBadUserInput, "request body too large")
+				errcode.WriteStatus(w, http.StatusRequestEntityTooLarge, errcode.BadUserInput, "request body too large", 0)
 				return
 			}
 			r.Body = http.MaxBytesReader(w, r.Body, max)
 			br := bufio.NewReader(r.Body)
 			if first, err := peekNonSpace(br); err == nil && first == '[' {
-				writeHTTPError(w, http.StatusBadRequest, codeBadUserInput, "batched requests are not supported: send one operation per request")
+				errcode.Write(w, errcode.BadUserInput, "batched requests are not supported: send one operation per request", 0)
 				return
 			}
 			r.Body = readCloser{br, r.Body}
@@ -169,52 +172,4 @@ func logResponses(log *slog.Logger) graphql.ResponseMiddleware {
 		log.InfoContext(ctx, "graphql", attrs...)
 		return resp
 	}
-}
-
-// authenticate resolves the bearer token into the request's actor. A request
-// without a valid token runs with no actor, and every service refuses it with
-// UNAUTHENTICATED, so the answer is a GraphQL error with a code rather than a
-// bare HTTP status.
-//
-// A token that could not be checked at all (the database is unreachable) is
-// not an invalid token: the request is answered HTTP 503 UNAVAILABLE with
-// Retry-After, before anything ran, so the client retries it with the same
-// request id instead of giving up on its credentials.
-func authenticate(svc *services.Services, log *slog.Logger, next http.Handler) http.Handler {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if token, ok := BearerToken(r); ok {
-			actor, err := svc.Tokens.Authenticate(r.Context(), token)
-			switch {
-			case err == nil:
-				r = r.WithContext(services.WithActor(r.Context(), actor))
-			case !errors.Is(err, services.ErrUnauthenticated):
-				log.ErrorContext(r.Context(), "authenticate", "err", err, "request_id", services.RequestIDFrom(r.Context()))
-				w.Header().Set("Retry-After", "1")
-				writeHTTPError(w, http.StatusServiceUnavailable, codeUnavailable,
-					"the service cannot check credentials right now and did nothing; retry with the same request id")
-				return
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// BearerToken returns the token of an "Authorization: Bearer <token>" header.
-func BearerToken(r *http.Request) (string, bool) {
-	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
-		return "", false
-	}
-	return strings.TrimSpace(token), true
-}
-
-func writeHTTPError(w http.ResponseWriter, status int, code, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"errors": []any{map[string]any{"message": msg, "extensions": map[string]string{"code": code}}},
-	})
 }

@@ -15,7 +15,6 @@ import (
 
 	"github.com/robfig/cron/v3"
 
-	"coupond/models"
 	"coupond/services"
 )
 
@@ -116,7 +115,7 @@ func Slot(t time.Time) string { return t.UTC().Truncate(time.Minute).Format(time
 // Fire runs job as its schedule does at this moment: a singleton job first
 // claims the current slot and is skipped, returning (nil, nil), when another
 // run already has it. The run is bounded by the configured timeout.
-func (s *Scheduler) Fire(ctx context.Context, job string) (*models.JobRun, error) {
+func (s *Scheduler) Fire(ctx context.Context, job string) (*services.JobRun, error) {
 	slot := ""
 	if singletons[job] {
 		slot = Slot(s.cfg.Now())
@@ -132,7 +131,7 @@ func (s *Scheduler) Fire(ctx context.Context, job string) (*models.JobRun, error
 // RunNow runs job immediately for the actor carried by ctx (see
 // services.WithActor), who must be an administrator; it claims no slot. It is
 // the runJob mutation.
-func (s *Scheduler) RunNow(ctx context.Context, job string) (*models.JobRun, error) {
+func (s *Scheduler) RunNow(ctx context.Context, job string) (*services.JobRun, error) {
 	actor := services.ActorFrom(ctx)
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
@@ -142,7 +141,7 @@ func (s *Scheduler) RunNow(ctx context.Context, job string) (*models.JobRun, err
 	return run, err
 }
 
-func (s *Scheduler) run(ctx context.Context, job, slot string) (*models.JobRun, error) {
+func (s *Scheduler) run(ctx context.Context, job, slot string) (*services.JobRun, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	start := time.Now()
@@ -153,7 +152,7 @@ func (s *Scheduler) run(ctx context.Context, job, slot string) (*models.JobRun, 
 	return run, err
 }
 
-func (s *Scheduler) report(ctx context.Context, job string, run *models.JobRun, start time.Time, err error) {
+func (s *Scheduler) report(ctx context.Context, job string, run *services.JobRun, start time.Time, err error) {
 	took := time.Since(start)
 	if s.cfg.OnRun != nil && run != nil {
 		s.cfg.OnRun(job, took, err)

@@ -62,6 +62,14 @@ func (a Actor) requireStore(storeID int64) error {
 	return nil
 }
 
+// MayExportCoupons returns nil when the actor may download every code of its
+// merchant's campaigns (administrators and finance staff), UNAUTHENTICATED
+// without a token and FORBIDDEN for any other role: a clerk's token sits at a
+// till and must not carry off a campaign's unused codes.
+func (a Actor) MayExportCoupons() error {
+	return a.require(models.RoleAdmin, models.RoleFinance)
+}
+
 type actorKey struct{}
 
 // WithActor returns a context carrying the authenticated actor.

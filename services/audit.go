@@ -15,20 +15,45 @@ type Audit struct {
 	db  *gorm.DB
 	now func() time.Time
 
-	refusalsOnce sync.Once
+	throttleOnce sync.Once
 	refusals     *limiter
+	rateLimited  *limiter
 }
 
-// Refusal records that actor was refused (FORBIDDEN, RATE_LIMITED, ...) when
-// calling operation. At most a few refusals per token and second are written,
-// so a flood of refused requests cannot become a flood of writes; it reports
-// whether this one was.
+// Audit actions of refused requests; errcode's table says which codes are
+// audited as which.
+const (
+	ActionRefused     = "request.refused"
+	ActionRateLimited = "request.rate_limited"
+)
+
+// Refusal records that actor was refused (FORBIDDEN, REFUND_WINDOW_CLOSED, ...)
+// when calling operation. At most a few refusals per token and second are
+// written, so a flood of refused requests cannot become a flood of writes; it
+// reports whether this one was.
 func (a *Audit) Refusal(ctx context.Context, actor Actor, code, operation string) bool {
-	a.refusalsOnce.Do(func() { a.refusals = newLimiter(RateLimit{PerSecond: 2, Burst: 10}, a.now) })
-	if a.refusals.take(actor.TokenID) != nil {
+	a.throttleOnce.Do(a.newThrottles)
+	return a.throttled(ctx, a.refusals, actor, ActionRefused, code, operation)
+}
+
+// RateLimit records that actor's call of operation was refused with
+// RATE_LIMITED. It is throttled like Refusal, on a budget of its own, so a
+// client hammering the limit does not crowd the refusals out of the log.
+func (a *Audit) RateLimit(ctx context.Context, actor Actor, code, operation string) bool {
+	a.throttleOnce.Do(a.newThrottles)
+	return a.throttled(ctx, a.rateLimited, actor, ActionRateLimited, code, operation)
+}
+
+func (a *Audit) newThrottles() {
+	a.refusals = newLimiter(RateLimit{PerSecond: 2, Burst: 10}, a.now)
+	a.rateLimited = newLimiter(RateLimit{PerSecond: 2, Burst: 10}, a.now)
+}
+
+func (a *Audit) throttled(ctx context.Context, l *limiter, actor Actor, action, code, operation string) bool {
+	if l.take(actor.TokenID) != nil {
 		return false
 	}
-	err := a.record(a.db.WithContext(context.WithoutCancel(ctx)), actor, "request.refused", operation, code, nil)
+	err := a.record(a.db.WithContext(context.WithoutCancel(ctx)), actor, action, operation, code, nil)
 	return err == nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"coupond/errcode"
 	"coupond/models"
 )
 
@@ -26,6 +27,12 @@ const (
 	JobDailyStatement = "daily-statement"
 )
 
+// JobRun is the record of one run of a background job that services hand to
+// their callers: the scheduler, the API and the console. It is the job_runs
+// row itself, named here so that callers need not know models: jobs only
+// schedules service calls and must not depend on the storage layer.
+type JobRun = models.JobRun
+
 // JobNames lists the jobs RunJob knows, in a stable order.
 func JobNames() []string {
 	return []string{JobCompensation, JobReconciliation, JobDailyStatement}
@@ -36,7 +43,7 @@ func JobNames() []string {
 var ErrSlotTaken = errors.New("job slot already claimed")
 
 // ErrUnknownJob is returned for a job name not in JobNames.
-var ErrUnknownJob = &Error{Code: "BAD_USER_INPUT", Message: "unknown job", Kind: ErrInvalidInput}
+var ErrUnknownJob = &Error{Code: errcode.BadUserInput, Message: "unknown job", Kind: ErrInvalidInput}
 
 // JobRuns runs background jobs and records each run: start, end, counts and
 // error, which the console shows.
@@ -60,12 +67,12 @@ func newJobRuns(db *gorm.DB, now func() time.Time, log *slog.Logger, c *Compensa
 // schedule slot first: when the job already ran (or runs) for it, RunJob returns
 // ErrSlotTaken without running. The run row is returned whether or not the job
 // failed; the job's own error is returned as well.
-func (j *JobRuns) RunJob(ctx context.Context, job, slot string) (*models.JobRun, error) {
+func (j *JobRuns) RunJob(ctx context.Context, job, slot string) (*JobRun, error) {
 	work, err := j.work(job)
 	if err != nil {
 		return nil, err
 	}
-	run := &models.JobRun{Job: job, Node: j.node, Status: models.JobRunning, Counts: "{}", StartedAt: j.now()}
+	run := &JobRun{Job: job, Node: j.node, Status: models.JobRunning, Counts: "{}", StartedAt: j.now()}
 	if slot != "" {
 		run.Slot = &slot
 	}
@@ -86,7 +93,7 @@ func (j *JobRuns) RunJob(ctx context.Context, job, slot string) (*models.JobRun,
 
 // finish records the end of a run. It runs detached from ctx, whose deadline
 // may be what ended the run.
-func (j *JobRuns) finish(ctx context.Context, run *models.JobRun, counts map[string]int64, runErr error) {
+func (j *JobRuns) finish(ctx context.Context, run *JobRun, counts map[string]int64, runErr error) {
 	b, _ := json.Marshal(counts)
 	if counts == nil {
 		b = []byte("{}")
@@ -127,7 +134,7 @@ func (j *JobRuns) work(job string) (func(context.Context) (map[string]int64, err
 
 // Trigger runs a job on demand for an administrator (the runJob mutation). It
 // claims no slot, so it never collides with scheduled runs.
-func (j *JobRuns) Trigger(ctx context.Context, actor Actor, job string) (*models.JobRun, error) {
+func (j *JobRuns) Trigger(ctx context.Context, actor Actor, job string) (*JobRun, error) {
 	if err := actor.require(models.RoleAdmin); err != nil {
 		return nil, err
 	}
@@ -146,18 +153,18 @@ type JobRunFilter struct {
 // List returns job runs, newest first; administrators and finance staff. Runs
 // are not per merchant: the jobs work across all merchants and record counts
 // only.
-func (j *JobRuns) List(ctx context.Context, actor Actor, f JobRunFilter, p PageArgs) (Page[models.JobRun], error) {
+func (j *JobRuns) List(ctx context.Context, actor Actor, f JobRunFilter, p PageArgs) (Page[JobRun], error) {
 	if err := actor.require(models.RoleAdmin, models.RoleFinance); err != nil {
-		return Page[models.JobRun]{}, err
+		return Page[JobRun]{}, err
 	}
-	q := j.db.WithContext(ctx).Model(&models.JobRun{})
+	q := j.db.WithContext(ctx).Model(&JobRun{})
 	if f.Job != "" {
 		q = q.Where("job = ?", f.Job)
 	}
 	if f.Status != "" {
 		q = q.Where("status = ?", string(f.Status))
 	}
-	page, err := paginate[models.JobRun](q, "job_runs", p)
+	page, err := paginate[JobRun](q, "job_runs", p)
 	if err != nil {
 		return page, fmt.Errorf("list job runs: %w", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"coupond/errcode"
 )
 
 // RateLimit is a token bucket: PerSecond steady rate, Burst at once. The zero
@@ -27,9 +29,6 @@ type Limits struct {
 	// cannot be guessed by trying them.
 	FailedLookupsPerToken RateLimit
 }
-
-// ErrRateLimited is the category of RATE_LIMITED errors.
-var ErrRateLimited = &Error{Code: "RATE_LIMITED", Message: "too many requests; retry later", Kind: ErrForbidden}
 
 // limiter keeps one token bucket per key. Keys are token and store ids, so the
 // map is bounded by the rows of those tables.
@@ -64,11 +63,11 @@ func (l *limiter) take(key int64) error {
 	now := l.now()
 	r := l.bucket(key).ReserveN(now, 1)
 	if !r.OK() {
-		return ErrRateLimited
+		return &Error{Code: errcode.RateLimited, Message: ErrRateLimited.Error(), Kind: ErrRateLimited}
 	}
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now)
-		return &Error{Code: ErrRateLimited.Code, Message: ErrRateLimited.Message, Kind: ErrRateLimited,
+		return &Error{Code: errcode.RateLimited, Message: ErrRateLimited.Error(), Kind: ErrRateLimited,
 			RetryAfter: time.Duration(math.Ceil(d.Seconds())) * time.Second}
 	}
 	return nil
@@ -84,7 +83,7 @@ func (l *limiter) allowed(key int64) error {
 		return nil
 	}
 	wait := time.Duration(float64(time.Second) / l.limit.PerSecond)
-	return &Error{Code: ErrRateLimited.Code, Message: "too many unknown coupon codes; retry later", Kind: ErrRateLimited,
+	return &Error{Code: errcode.RateLimited, Message: "too many unknown coupon codes; retry later", Kind: ErrRateLimited,
 		RetryAfter: time.Duration(math.Ceil(wait.Seconds())) * time.Second}
 }
 

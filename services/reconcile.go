@@ -212,7 +212,7 @@ func (r *Reconciler) Findings(ctx context.Context, actor Actor, f FindingFilter,
 
 // ErrFindingResolved is returned when resolving a finding that is already
 // resolved; nothing changes.
-var ErrFindingResolved = &Error{Code: "INVALID_STATE", Message: "the finding is already resolved", Kind: ErrConflict}
+var ErrFindingResolved = &Error{Code: ErrInvalidState.Code, Message: "the finding is already resolved", Kind: ErrConflict}
 
 // ResolveFinding marks an OPEN finding RESOLVED with the actor and a note (1 to
 // 1000 characters), audited in the same transaction; finance staff and

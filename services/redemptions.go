@@ -9,6 +9,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"coupond/errcode"
 	"coupond/models"
 )
 
@@ -281,7 +282,7 @@ func (s *Redemptions) observed(op models.Operation, start time.Time, flow *model
 	if s.hooks.observe == nil {
 		return
 	}
-	outcome := "INTERNAL"
+	outcome := errcode.Internal
 	var se *Error
 	switch {
 	case err == nil && flow != nil:

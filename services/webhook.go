@@ -3,9 +3,6 @@ package services
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,42 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"coupond/orderwire"
 )
-
-// Webhook protocol headers; docs/fulfillment.md describes the protocol.
-const (
-	// HeaderTimestamp carries the Unix time, in seconds, of the signature.
-	HeaderTimestamp = "X-Coupond-Timestamp"
-	// HeaderSignature carries "v1=" and the hex HMAC-SHA256, keyed by the
-	// shared secret, of the timestamp, a dot and the raw body.
-	HeaderSignature = "X-Coupond-Signature"
-	// HeaderIdempotencyKey repeats the redemption number the call is keyed by.
-	HeaderIdempotencyKey = "Idempotency-Key"
-)
-
-// Answers of the order system that coupond understands in an error body.
-const (
-	// WebhookRejected: the order was not and will not be created.
-	WebhookRejected = "rejected"
-	// WebhookFenced: the redemption number was cancelled before any order
-	// existed, so the order will never be created.
-	WebhookFenced = "fenced"
-)
-
-// Sign returns the signature header value of body at timestamp ts.
-func Sign(secret []byte, ts, body string) string {
-	mac := hmac.New(sha256.New, secret)
-	mac.Write([]byte(ts))
-	mac.Write([]byte{'.'})
-	mac.Write([]byte(body))
-	return "v1=" + hex.EncodeToString(mac.Sum(nil))
-}
-
-// VerifySignature reports whether sig is the signature of body at timestamp
-// ts, in constant time.
-func VerifySignature(secret []byte, ts, body, sig string) bool {
-	return hmac.Equal([]byte(Sign(secret, ts, body)), []byte(sig))
-}
 
 // WebhookConfig configures the webhook adapter.
 type WebhookConfig struct {
@@ -112,34 +76,6 @@ func NewWebhookFulfiller(cfg WebhookConfig) (*WebhookFulfiller, error) {
 	return &WebhookFulfiller{cfg: cfg}, nil
 }
 
-// WebhookFulfilRequest is the body of POST /fulfil.
-type WebhookFulfilRequest struct {
-	MerchantID     int64  `json:"merchantId"`
-	RedeemNo       string `json:"redeemNo"`
-	CouponID       int64  `json:"couponId"`
-	StoreID        int64  `json:"storeId"`
-	OrderAmount    int64  `json:"orderAmount"`
-	DiscountAmount int64  `json:"discountAmount"`
-}
-
-// WebhookKeyRequest is the body of POST /lookup and POST /cancel.
-type WebhookKeyRequest struct {
-	MerchantID int64  `json:"merchantId"`
-	RedeemNo   string `json:"redeemNo"`
-}
-
-// WebhookOrderResponse is the 200 answer of /fulfil and /lookup.
-type WebhookOrderResponse struct {
-	Exists   bool   `json:"exists"`
-	OrderRef string `json:"orderRef"`
-}
-
-// WebhookErrorResponse is the body of a 4xx answer.
-type WebhookErrorResponse struct {
-	Error   string `json:"error"`
-	Message string `json:"message,omitempty"`
-}
-
 // OrdersOutside reports true: the webhook adapter's orders live in the
 // merchant's system, where reconciliation cannot check them.
 func (w *WebhookFulfiller) OrdersOutside() bool { return true }
@@ -149,8 +85,8 @@ func (w *WebhookFulfiller) OrdersOutside() bool { return true }
 // anything else that is not a 200 with an order reference leaves the outcome
 // unknown.
 func (w *WebhookFulfiller) Fulfil(ctx context.Context, req FulfilRequest) (string, error) {
-	var out WebhookOrderResponse
-	err := w.call(ctx, "fulfil", req.RedeemNo, WebhookFulfilRequest{MerchantID: req.MerchantID, RedeemNo: req.RedeemNo,
+	var out orderwire.OrderResponse
+	err := w.call(ctx, "fulfil", req.RedeemNo, orderwire.FulfilRequest{MerchantID: req.MerchantID, RedeemNo: req.RedeemNo,
 		CouponID: req.CouponID, StoreID: req.StoreID, OrderAmount: req.OrderAmount, DiscountAmount: req.DiscountAmount}, &out)
 	if err != nil {
 		return "", err
@@ -163,8 +99,8 @@ func (w *WebhookFulfiller) Fulfil(ctx context.Context, req FulfilRequest) (strin
 
 // Lookup asks whether a live order exists for the redemption number.
 func (w *WebhookFulfiller) Lookup(ctx context.Context, merchantID int64, redeemNo string) (LookupResult, error) {
-	var out WebhookOrderResponse
-	if err := w.call(ctx, "lookup", redeemNo, WebhookKeyRequest{MerchantID: merchantID, RedeemNo: redeemNo}, &out); err != nil {
+	var out orderwire.OrderResponse
+	if err := w.call(ctx, "lookup", redeemNo, orderwire.KeyRequest{MerchantID: merchantID, RedeemNo: redeemNo}, &out); err != nil {
 		return LookupResult{}, err
 	}
 	return LookupResult{Exists: out.Exists, OrderRef: out.OrderRef}, nil
@@ -172,7 +108,7 @@ func (w *WebhookFulfiller) Lookup(ctx context.Context, merchantID int64, redeemN
 
 // Cancel cancels the order of the redemption number, or fences the number.
 func (w *WebhookFulfiller) Cancel(ctx context.Context, merchantID int64, redeemNo string) error {
-	return w.call(ctx, "cancel", redeemNo, WebhookKeyRequest{MerchantID: merchantID, RedeemNo: redeemNo}, nil)
+	return w.call(ctx, "cancel", redeemNo, orderwire.KeyRequest{MerchantID: merchantID, RedeemNo: redeemNo}, nil)
 }
 
 // errRetryable marks an attempt whose outcome is unknown.
@@ -219,9 +155,9 @@ func (w *WebhookFulfiller) attempt(ctx context.Context, path, redeemNo string, r
 	}
 	ts := strconv.FormatInt(w.cfg.Now().Unix(), 10)
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(HeaderTimestamp, ts)
-	req.Header.Set(HeaderSignature, Sign(w.cfg.Secret, ts, string(raw)))
-	req.Header.Set(HeaderIdempotencyKey, redeemNo)
+	req.Header.Set(orderwire.HeaderTimestamp, ts)
+	req.Header.Set(orderwire.HeaderSignature, orderwire.Sign(w.cfg.Secret, ts, string(raw)))
+	req.Header.Set(orderwire.HeaderIdempotencyKey, redeemNo)
 	resp, err := w.cfg.Client.Do(req)
 	if err != nil {
 		return errRetryable{err}
@@ -243,12 +179,12 @@ func (w *WebhookFulfiller) attempt(ctx context.Context, path, redeemNo string, r
 	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
 		return errRetryable{fmt.Errorf("order system answered %d", resp.StatusCode)}
 	case resp.StatusCode >= 400:
-		var e WebhookErrorResponse
+		var e orderwire.ErrorResponse
 		_ = json.Unmarshal(b, &e)
 		switch e.Error {
-		case WebhookFenced:
+		case orderwire.Fenced:
 			return ErrFenced
-		case WebhookRejected:
+		case orderwire.Rejected:
 			return fmt.Errorf("order system: %s: %w", e.Message, ErrFulfilmentRejected)
 		}
 		return fmt.Errorf("order system answered %d %s", resp.StatusCode, e.Error)

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"coupond/internal/orderservice"
-	"coupond/services"
+	"coupond/orderwire"
 )
 
 // Probabilities of the faults of one /fulfil call; the rest succeed.
@@ -73,9 +73,9 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	switch {
 	case x < p.FailBeforeCreate:
-		writeJSON(w, http.StatusServiceUnavailable, services.WebhookErrorResponse{Error: "unavailable"})
+		writeJSON(w, http.StatusServiceUnavailable, orderwire.ErrorResponse{Error: "unavailable"})
 	case x < p.FailBeforeCreate+p.Reject:
-		writeJSON(w, http.StatusUnprocessableEntity, services.WebhookErrorResponse{Error: services.WebhookRejected, Message: "kitchen closed"})
+		writeJSON(w, http.StatusUnprocessableEntity, orderwire.ErrorResponse{Error: orderwire.Rejected, Message: "kitchen closed"})
 	case x < p.FailBeforeCreate+p.Reject+p.Hang:
 		select {
 		case <-r.Context().Done():
@@ -84,7 +84,7 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case x < p.FailBeforeCreate+p.Reject+p.Hang+p.FailAfterCreate:
 		rec := httptest.NewRecorder()
 		s.Inner.ServeHTTP(rec, r)
-		writeJSON(w, http.StatusBadGateway, services.WebhookErrorResponse{Error: "unavailable"})
+		writeJSON(w, http.StatusBadGateway, orderwire.ErrorResponse{Error: "unavailable"})
 	default:
 		s.Inner.ServeHTTP(w, r)
 	}
@@ -100,14 +100,14 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // inner service, as a late retry of the order system's client would, and
 // returns the HTTP status: 409 means the fence held.
 func (s *Service) ReplayCreate(ctx context.Context, merchantID int64, redeemNo string) (int, error) {
-	body, _ := json.Marshal(services.WebhookFulfilRequest{MerchantID: merchantID, RedeemNo: redeemNo, OrderAmount: 5000})
+	body, _ := json.Marshal(orderwire.FulfilRequest{MerchantID: merchantID, RedeemNo: redeemNo, OrderAmount: 5000})
 	ts := strconv.FormatInt(time.Now().Unix(), 10)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "/fulfil", bytes.NewReader(body))
 	if err != nil {
 		return 0, err
 	}
-	req.Header.Set(services.HeaderTimestamp, ts)
-	req.Header.Set(services.HeaderSignature, services.Sign(s.Secret, ts, string(body)))
+	req.Header.Set(orderwire.HeaderTimestamp, ts)
+	req.Header.Set(orderwire.HeaderSignature, orderwire.Sign(s.Secret, ts, string(body)))
 	rec := httptest.NewRecorder()
 	s.Inner.ServeHTTP(rec, req)
 	return rec.Code, nil

@@ -1,17 +1,15 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-)
 
-// codeOverloaded is the error code of a request refused by the in-flight limit.
-const codeOverloaded = "OVERLOADED"
+	"coupond/errcode"
+)
 
 // inflightLimit caps the GraphQL requests served at once, so that under
 // overload goroutines and memory stay bounded and the queue forms where it is
@@ -91,11 +89,5 @@ func (l *inflightLimit) queue(r *http.Request) string {
 }
 
 func (l *inflightLimit) refuse(w http.ResponseWriter) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Retry-After", "1")
-	w.WriteHeader(http.StatusServiceUnavailable)
-	_ = json.NewEncoder(w).Encode(map[string]any{"errors": []any{map[string]any{
-		"message":    fmt.Sprintf("the server is serving its limit of %d requests at once; nothing was done, retry in a second", cap(l.slots)),
-		"extensions": map[string]any{"code": codeOverloaded, "retryAfter": 1},
-	}}})
+	errcode.Write(w, errcode.Overloaded, fmt.Sprintf("the server is serving its limit of %d requests at once; nothing was done, retry in a second", cap(l.slots)), time.Second)
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"coupond/errcode"
 )
 
 // stalled opens a /graphql request that sends its headers and the first byte
@@ -126,8 +128,8 @@ func TestInflightLimit(t *testing.T) {
 			}
 			waitMetric(t, addr, "coupond_graphql_waiting_requests", 2)
 			full := ask(addr, tok)
-			if full.err != nil || full.status != http.StatusServiceUnavailable || full.retryAfter != "1" || full.code != codeOverloaded {
-				t.Fatalf("with the queue full: %+v, want 503, Retry-After 1, %s", full, codeOverloaded)
+			if full.err != nil || full.status != http.StatusServiceUnavailable || full.retryAfter != "1" || full.code != errcode.Overloaded {
+				t.Fatalf("with the queue full: %+v, want 503, Retry-After 1, %s", full, errcode.Overloaded)
 			}
 			if full.took > wait/2 {
 				t.Fatalf("with the queue full the refusal took %s, want at once", full.took)
@@ -145,8 +147,8 @@ func TestInflightLimit(t *testing.T) {
 			held = append(held, stalled(t, addr, tok))
 			waitMetric(t, addr, "coupond_graphql_inflight_requests", 2)
 			late := ask(addr, tok)
-			if late.err != nil || late.status != http.StatusServiceUnavailable || late.retryAfter != "1" || late.code != codeOverloaded {
-				t.Fatalf("after waiting: %+v, want 503, Retry-After 1, %s", late, codeOverloaded)
+			if late.err != nil || late.status != http.StatusServiceUnavailable || late.retryAfter != "1" || late.code != errcode.Overloaded {
+				t.Fatalf("after waiting: %+v, want 503, Retry-After 1, %s", late, errcode.Overloaded)
 			}
 			if late.took < wait-100*time.Millisecond {
 				t.Fatalf("refused after %s, want after waiting %s", late.took, wait)

@@ -19,6 +19,7 @@ import (
 	"gorm.io/gorm"
 
 	"coupond/graph"
+	"coupond/httpapi"
 	"coupond/jobs"
 	"coupond/models"
 	"coupond/services"
@@ -159,7 +160,7 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 	mux := http.NewServeMux()
 	inflight := newInflightLimit(c.maxInflight, c.inflightWait, m.reg)
 	mux.Handle("/graphql", inflight.wrap(graph.NewHandler(svc, graph.Options{Introspection: c.playground, Logger: log, JobRunner: sched.RunNow})))
-	mux.Handle("/export/", graph.NewExportHandler(svc, log))
+	mux.Handle("/export/", httpapi.NewExportHandler(svc, log))
 	if c.playground {
 		mux.Handle("/playground", web.PlaygroundHandler())
 		mux.Handle("/playground/", web.PlaygroundHandler())

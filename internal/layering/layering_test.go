@@ -1,5 +1,8 @@
 // Package layering holds the test that keeps coupond's import direction:
-// transport -> services -> models, jobs -> services, and only cmd above it all.
+// transports (graph, httpapi) -> services -> models, jobs -> services, and
+// only cmd above it all; errcode and orderwire at the bottom, importing nothing
+// of coupond; and bench, a module of its own, speaking to coupond only over
+// the wire.
 package layering
 
 import (
@@ -16,11 +19,21 @@ type pkg struct {
 	Deps       []string
 }
 
-func listPackages(t *testing.T) []pkg {
+func listPackages(t *testing.T) []pkg { return listPackagesIn(t, "", "coupond/...") }
+
+// listPackagesIn lists the packages of pattern from directory dir ("" for the
+// test's own), with their imports and dependencies.
+func listPackagesIn(t *testing.T, dir, pattern string) []pkg {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-json=ImportPath,Imports,Deps", "coupond/...").Output()
+	cmd := exec.Command("go", "list", "-json=ImportPath,Imports,Deps", pattern)
+	cmd.Dir = dir
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("go list: %v", err)
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("go list %s in %q: %v\n%s", pattern, dir, err, stderr)
 	}
 	var pkgs []pkg
 	dec := json.NewDecoder(strings.NewReader(string(out)))
@@ -41,24 +54,59 @@ func listPackages(t *testing.T) []pkg {
 
 func under(path, prefix string) bool { return path == prefix || strings.HasPrefix(path, prefix+"/") }
 
+func underAny(path string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if under(path, p) {
+			return true
+		}
+	}
+	return false
+}
+
 func TestImportDirection(t *testing.T) {
 	pkgs := listPackages(t)
 	for _, p := range pkgs {
-		// Nothing but cmd may depend on the transport, the jobs or the console.
+		// Nothing but cmd may depend on the transports, the jobs or the console.
 		if !under(p.ImportPath, "coupond/cmd") {
 			for _, d := range p.Deps {
-				for _, top := range []string{"coupond/graph", "coupond/jobs", "coupond/web"} {
+				for _, top := range []string{"coupond/graph", "coupond/httpapi", "coupond/jobs", "coupond/web"} {
 					if under(d, top) && !under(p.ImportPath, top) {
 						t.Errorf("%s depends on %s: only cmd may", p.ImportPath, d)
 					}
 				}
 			}
 		}
-		// graph and jobs go through services, never GORM.
-		if under(p.ImportPath, "coupond/graph") || under(p.ImportPath, "coupond/jobs") {
+		// The transports, their authentication and jobs go through services,
+		// never GORM.
+		if underAny(p.ImportPath, "coupond/graph", "coupond/httpapi", "coupond/authn", "coupond/jobs") {
 			for _, imp := range p.Imports {
 				if under(imp, "gorm.io/gorm") || under(imp, "coupond/internal/testdb") {
 					t.Errorf("%s imports %s: go through services", p.ImportPath, imp)
+				}
+			}
+		}
+		// Only the transports and cmd authenticate HTTP requests.
+		if !underAny(p.ImportPath, "coupond/cmd", "coupond/graph", "coupond/httpapi", "coupond/authn") {
+			for _, d := range p.Deps {
+				if under(d, "coupond/authn") {
+					t.Errorf("%s depends on %s: only the transports and cmd may", p.ImportPath, d)
+				}
+			}
+		}
+		// jobs schedules service calls and speaks services' types only.
+		if under(p.ImportPath, "coupond/jobs") {
+			for _, imp := range p.Imports {
+				if under(imp, "coupond/models") {
+					t.Errorf("%s imports %s: use the services' types", p.ImportPath, imp)
+				}
+			}
+		}
+		// The error table and the webhook wire format sit under everything:
+		// every layer, and order systems outside coupond, may import them.
+		if underAny(p.ImportPath, "coupond/errcode", "coupond/orderwire") {
+			for _, d := range p.Deps {
+				if under(d, "coupond") {
+					t.Errorf("%s depends on %s: it must import nothing of coupond", p.ImportPath, d)
 				}
 			}
 		}
@@ -68,6 +116,24 @@ func TestImportDirection(t *testing.T) {
 				if under(d, "coupond/services") {
 					t.Errorf("models depends on %s", d)
 				}
+			}
+		}
+	}
+}
+
+// bench (module coupond/bench) drives coupond over its public API. Of coupond
+// it may use the webhook wire format and the reference order service, never
+// services or models.
+func TestBenchUsesOnlyTheWire(t *testing.T) {
+	pkgs := listPackagesIn(t, "../../bench", "./...")
+	if len(pkgs) < 3 {
+		t.Fatalf("go list found only %d bench packages", len(pkgs))
+	}
+	allowed := []string{"coupond/bench", "coupond/orderwire", "coupond/internal/orderservice"}
+	for _, p := range pkgs {
+		for _, d := range p.Deps {
+			if under(d, "coupond") && !underAny(d, allowed...) {
+				t.Errorf("%s depends on %s: bench may use only %v of coupond", p.ImportPath, d, allowed[1:])
 			}
 		}
 	}

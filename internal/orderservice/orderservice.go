@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"coupond/services"
+	"coupond/orderwire"
 )
 
 // Fault is a failure the service injects into the next calls of Fulfil.
@@ -112,24 +112,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.calls[path]++
 	s.mu.Unlock()
 	if r.Method != http.MethodPost {
-		writeJSON(w, http.StatusMethodNotAllowed, services.WebhookErrorResponse{Error: "method_not_allowed"})
+		writeJSON(w, http.StatusMethodNotAllowed, orderwire.ErrorResponse{Error: "method_not_allowed"})
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, services.WebhookErrorResponse{Error: "bad_request"})
+		writeJSON(w, http.StatusBadRequest, orderwire.ErrorResponse{Error: "bad_request"})
 		return
 	}
-	ts := r.Header.Get(services.HeaderTimestamp)
+	ts := r.Header.Get(orderwire.HeaderTimestamp)
 	sec, err := strconv.ParseInt(ts, 10, 64)
 	if err != nil || math.Abs(float64(s.now().Unix()-sec)) > s.tolerance.Seconds() ||
-		!services.VerifySignature(s.secret, ts, string(body), r.Header.Get(services.HeaderSignature)) {
-		writeJSON(w, http.StatusUnauthorized, services.WebhookErrorResponse{Error: "bad_signature"})
+		!orderwire.VerifySignature(s.secret, ts, string(body), r.Header.Get(orderwire.HeaderSignature)) {
+		writeJSON(w, http.StatusUnauthorized, orderwire.ErrorResponse{Error: "bad_signature"})
 		return
 	}
-	var req services.WebhookFulfilRequest
+	var req orderwire.FulfilRequest
 	if err := json.Unmarshal(body, &req); err != nil || req.RedeemNo == "" {
-		writeJSON(w, http.StatusBadRequest, services.WebhookErrorResponse{Error: "bad_request"})
+		writeJSON(w, http.StatusBadRequest, orderwire.ErrorResponse{Error: "bad_request"})
 		return
 	}
 	switch path {
@@ -138,9 +138,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "lookup":
 		s.mu.Lock()
 		o, ok := s.orders[req.RedeemNo]
-		resp := services.WebhookOrderResponse{}
+		resp := orderwire.OrderResponse{}
 		if ok && !o.Cancelled {
-			resp = services.WebhookOrderResponse{Exists: true, OrderRef: o.Ref}
+			resp = orderwire.OrderResponse{Exists: true, OrderRef: o.Ref}
 		}
 		s.mu.Unlock()
 		writeJSON(w, http.StatusOK, resp)
@@ -155,11 +155,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		writeJSON(w, http.StatusOK, struct{}{})
 	default:
-		writeJSON(w, http.StatusNotFound, services.WebhookErrorResponse{Error: "not_found"})
+		writeJSON(w, http.StatusNotFound, orderwire.ErrorResponse{Error: "not_found"})
 	}
 }
 
-func (s *Server) fulfil(w http.ResponseWriter, r *http.Request, req services.WebhookFulfilRequest) {
+func (s *Server) fulfil(w http.ResponseWriter, r *http.Request, req orderwire.FulfilRequest) {
 	s.mu.Lock()
 	fault := s.fault
 	switch fault {
@@ -169,11 +169,11 @@ func (s *Server) fulfil(w http.ResponseWriter, r *http.Request, req services.Web
 		return
 	case FaultFailBeforeCreate:
 		s.mu.Unlock()
-		writeJSON(w, http.StatusServiceUnavailable, services.WebhookErrorResponse{Error: "unavailable"})
+		writeJSON(w, http.StatusServiceUnavailable, orderwire.ErrorResponse{Error: "unavailable"})
 		return
 	case FaultReject:
 		s.mu.Unlock()
-		writeJSON(w, http.StatusUnprocessableEntity, services.WebhookErrorResponse{Error: services.WebhookRejected,
+		writeJSON(w, http.StatusUnprocessableEntity, orderwire.ErrorResponse{Error: orderwire.Rejected,
 			Message: "kitchen closed"})
 		return
 	}
@@ -187,13 +187,13 @@ func (s *Server) fulfil(w http.ResponseWriter, r *http.Request, req services.Web
 	s.mu.Unlock()
 	switch {
 	case got.Fenced:
-		writeJSON(w, http.StatusConflict, services.WebhookErrorResponse{Error: services.WebhookFenced})
+		writeJSON(w, http.StatusConflict, orderwire.ErrorResponse{Error: orderwire.Fenced})
 	case got.Cancelled:
-		writeJSON(w, http.StatusConflict, services.WebhookErrorResponse{Error: services.WebhookRejected,
+		writeJSON(w, http.StatusConflict, orderwire.ErrorResponse{Error: orderwire.Rejected,
 			Message: "order was cancelled"})
 	case fault == FaultFailAfterCreate:
-		writeJSON(w, http.StatusBadGateway, services.WebhookErrorResponse{Error: "unavailable"})
+		writeJSON(w, http.StatusBadGateway, orderwire.ErrorResponse{Error: "unavailable"})
 	default:
-		writeJSON(w, http.StatusOK, services.WebhookOrderResponse{Exists: true, OrderRef: got.Ref})
+		writeJSON(w, http.StatusOK, orderwire.OrderResponse{Exists: true, OrderRef: got.Ref})
 	}
 }

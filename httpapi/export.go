@@ -1,9 +1,12 @@
-package graph
+// Package httpapi is coupond's REST transport: the finance exports, CSV and
+// XLSX downloads authenticated with the API's bearer tokens. Like graph, it
+// maps requests to service calls and service errors to errcode's table; it
+// never touches the database itself.
+package httpapi
 
 import (
 	"context"
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -12,6 +15,8 @@ import (
 
 	"github.com/xuri/excelize/v2"
 
+	"coupond/authn"
+	"coupond/errcode"
 	"coupond/models"
 	"coupond/services"
 )
@@ -35,7 +40,7 @@ func NewExportHandler(svc *services.Services, log *slog.Logger) http.Handler {
 	mux.HandleFunc("GET /export/coupons.csv", e.serve(e.coupons, false))
 	mux.HandleFunc("GET /export/redemptions.csv", e.serve(e.redemptions, false))
 	mux.HandleFunc("GET /export/redemptions.xlsx", e.serve(e.redemptions, true))
-	return authenticate(svc, log, mux)
+	return authn.Middleware(svc.Tokens, log, mux)
 }
 
 type exporter struct {
@@ -90,28 +95,16 @@ func (e *exporter) serve(build tableFunc, xlsx bool) http.HandlerFunc {
 	}
 }
 
+// fail answers an export that failed before its first byte with the API's
+// JSON error and the status errcode's table gives its code; RATE_LIMITED also
+// says when to retry. Unexpected errors are logged and shown as INTERNAL.
 func (e *exporter) fail(w http.ResponseWriter, r *http.Request, err error) {
-	var se *services.Error
-	status, code, msg := http.StatusInternalServerError, codeInternal, internalMessage
-	switch {
-	case errors.As(err, &se):
-		code, msg = se.Code, se.Message
-	case codeOfCategory(err) != "":
-		code, msg = codeOfCategory(err), err.Error()
-	default:
+	code, msg, ok := services.CodeOf(err)
+	if !ok {
 		e.log.ErrorContext(r.Context(), "export failed", "path", r.URL.Path, "err", err)
+		code, msg = errcode.Internal, errcode.InternalMessage
 	}
-	switch {
-	case errors.Is(err, services.ErrUnauthenticated):
-		status = http.StatusUnauthorized
-	case errors.Is(err, services.ErrForbidden):
-		status = http.StatusForbidden
-	case errors.Is(err, services.ErrNotFound):
-		status = http.StatusNotFound
-	case errors.Is(err, services.ErrInvalidInput):
-		status = http.StatusBadRequest
-	}
-	writeHTTPError(w, status, code, msg)
+	errcode.Write(w, code, msg, services.RetryAfterOf(err))
 }
 
 func writeCSV(w http.ResponseWriter, name string, header []string, rows func(func([]any) error) error) error {
@@ -229,7 +222,7 @@ func (e *exporter) statements(ctx context.Context, actor services.Actor, r *http
 	if s := q.Get("storeId"); s != "" {
 		id, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return nil, &services.Error{Code: codeBadUserInput, Message: "storeId must be an id", Kind: services.ErrInvalidInput}
+			return nil, &services.Error{Code: errcode.BadUserInput, Message: "storeId must be an id", Kind: services.ErrInvalidInput}
 		}
 		in.StoreID = id
 	}
@@ -295,7 +288,7 @@ func (e *exporter) findings(ctx context.Context, actor services.Actor, r *http.R
 		if s := q.Get(key); s != "" {
 			t, err := time.Parse(time.RFC3339, s)
 			if err != nil {
-				return nil, &services.Error{Code: codeBadUserInput, Message: key + " must be an RFC 3339 time", Kind: services.ErrInvalidInput}
+				return nil, &services.Error{Code: errcode.BadUserInput, Message: key + " must be an RFC 3339 time", Kind: services.ErrInvalidInput}
 			}
 			*dst = t
 		}
@@ -334,14 +327,14 @@ func (e *exporter) findings(ctx context.Context, actor services.Actor, r *http.R
 func (e *exporter) coupons(ctx context.Context, actor services.Actor, r *http.Request, loc *time.Location) (*table, error) {
 	id, err := strconv.ParseInt(r.URL.Query().Get("campaignId"), 10, 64)
 	if err != nil {
-		return nil, &services.Error{Code: codeBadUserInput, Message: "campaignId is required", Kind: services.ErrInvalidInput}
+		return nil, &services.Error{Code: errcode.BadUserInput, Message: "campaignId is required", Kind: services.ErrInvalidInput}
 	}
 	camp, err := e.svc.Campaigns.Get(ctx, actor, id)
 	if err != nil {
 		return nil, err
 	}
-	if actor.Role == models.RoleClerk {
-		return nil, &services.Error{Code: "FORBIDDEN", Message: "your role does not allow this", Kind: services.ErrForbidden}
+	if err := actor.MayExportCoupons(); err != nil {
+		return nil, err
 	}
 	return &table{
 		name:     fmt.Sprintf("coupons-campaign-%d", camp.ID),
@@ -361,7 +354,7 @@ func (e *exporter) redemptions(ctx context.Context, actor services.Actor, r *htt
 	if s := q.Get("storeId"); s != "" {
 		id, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return nil, &services.Error{Code: codeBadUserInput, Message: "storeId must be an id", Kind: services.ErrInvalidInput}
+			return nil, &services.Error{Code: errcode.BadUserInput, Message: "storeId must be an id", Kind: services.ErrInvalidInput}
 		}
 		f.StoreID = id
 	}
@@ -369,7 +362,7 @@ func (e *exporter) redemptions(ctx context.Context, actor services.Actor, r *htt
 		if s := q.Get(key); s != "" {
 			t, err := time.Parse(time.RFC3339, s)
 			if err != nil {
-				return nil, &services.Error{Code: codeBadUserInput, Message: key + " must be an RFC 3339 time", Kind: services.ErrInvalidInput}
+				return nil, &services.Error{Code: errcode.BadUserInput, Message: key + " must be an RFC 3339 time", Kind: services.ErrInvalidInput}
 			}
 			*dst = &t
 		}
@@ -434,4 +427,12 @@ func (e *exporter) names(ctx context.Context, actor services.Actor, flows []mode
 		coupons[c.ID] = c.Code
 	}
 	return stores, coupons, nil
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }

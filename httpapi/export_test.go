@@ -1,0 +1,118 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"coupond/errcode"
+	"coupond/httpapi"
+	"coupond/internal/testdb"
+	"coupond/models"
+	"coupond/services"
+)
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestExports runs the exports through the real handler, with real tokens, on
+// each database: who may download what, and the codes and statuses of
+// refusals.
+func TestExports(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		svc := services.New(db, services.Options{})
+		m, err := svc.Merchants.Create(ctx, "acme", "Acme", "")
+		must(t, err)
+		admin := services.SystemActor(m.ID)
+		_, err = svc.Stores.Create(ctx, admin, services.CreateStoreInput{Code: "S1", Name: "One"})
+		must(t, err)
+		now := time.Now().UTC()
+		camp, err := svc.Campaigns.Create(ctx, admin, services.CreateCampaignInput{Name: "c", Type: models.CampaignCash,
+			Value: 100, TotalQuantity: 10, ValidFrom: now.Add(-time.Hour), ValidTo: now.Add(24 * time.Hour)})
+		must(t, err)
+		issued, err := svc.Campaigns.IssueCoupons(ctx, admin, services.IssueInput{CampaignID: camp.ID, Count: 3})
+		must(t, err)
+		token := func(role models.Role, stores ...string) string {
+			tok, _, err := svc.Tokens.Create(ctx, services.CreateTokenInput{MerchantID: m.ID, Role: role, StoreCodes: stores})
+			must(t, err)
+			return tok
+		}
+		finance, clerk := token(models.RoleFinance), token(models.RoleClerk, "S1")
+		h := httpapi.NewExportHandler(svc, slog.New(slog.DiscardHandler))
+		get := func(token, url string) *httptest.ResponseRecorder {
+			r := httptest.NewRequest(http.MethodGet, url, nil)
+			if token != "" {
+				r.Header.Set("Authorization", "Bearer "+token)
+			}
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			return w
+		}
+		coupons := "/export/coupons.csv?campaignId=" + strconv.FormatInt(camp.ID, 10)
+		today := now.Format("2006-01-02")
+
+		t.Run("finance downloads the codes", func(t *testing.T) {
+			w := get(finance, coupons)
+			if w.Code != http.StatusOK || !strings.HasPrefix(w.Header().Get("Content-Type"), "text/csv") {
+				t.Fatalf("HTTP %d %s", w.Code, w.Body.String())
+			}
+			for _, c := range issued.Codes {
+				if !strings.Contains(w.Body.String(), c) {
+					t.Fatalf("code %s missing from %s", c, w.Body.String())
+				}
+			}
+		})
+		t.Run("statements as xlsx", func(t *testing.T) {
+			w := get(finance, "/export/statements.xlsx?from="+today+"&to="+today)
+			if w.Code != http.StatusOK || !strings.Contains(w.Header().Get("Content-Type"), "spreadsheetml") {
+				t.Fatalf("HTTP %d %s", w.Code, w.Header().Get("Content-Type"))
+			}
+		})
+		refusals := []struct {
+			name, token, url, code string
+		}{
+			{"clerk may not export coupons", clerk, coupons, errcode.Forbidden},
+			{"no token", "", "/export/statements.csv?from=" + today + "&to=" + today, errcode.Unauthenticated},
+			{"unknown token", "cpd_nope", coupons, errcode.Unauthenticated},
+			{"campaign id missing", finance, "/export/coupons.csv", errcode.BadUserInput},
+			{"store id not an id", finance, "/export/redemptions.csv?storeId=x", errcode.BadUserInput},
+			{"time not a time", finance, "/export/findings.csv?from=yesterday", errcode.BadUserInput},
+			{"unknown campaign", finance, "/export/coupons.csv?campaignId=999999", errcode.NotFound},
+		}
+		for _, tt := range refusals {
+			t.Run(tt.name, func(t *testing.T) {
+				w := get(tt.token, tt.url)
+				var body struct {
+					Errors []struct{ Extensions map[string]any }
+				}
+				must(t, json.Unmarshal(w.Body.Bytes(), &body))
+				if w.Code != errcode.Status(tt.code) || len(body.Errors) != 1 || body.Errors[0].Extensions["code"] != tt.code {
+					t.Fatalf("HTTP %d %s, want %d %s", w.Code, w.Body.String(), errcode.Status(tt.code), tt.code)
+				}
+			})
+		}
+		t.Run("database down", func(t *testing.T) {
+			sqlDB, err := db.DB()
+			must(t, err)
+			must(t, sqlDB.Close())
+			w := get(finance, coupons)
+			if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") != "1" ||
+				!strings.Contains(w.Body.String(), `"`+errcode.Unavailable+`"`) {
+				t.Fatalf("HTTP %d Retry-After %q %s", w.Code, w.Header().Get("Retry-After"), w.Body.String())
+			}
+		})
+	})
+}
