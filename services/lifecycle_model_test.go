@@ -350,6 +350,13 @@ var planGen = rapid.Custom(func(t *rapid.T) plan {
 })
 
 // ---- the model ----
+//
+// The model predicts every status, reason, version, transition, order state,
+// discount, deadline and error code from the rules alone. What it cannot know
+// it learns from the first answer and then holds the services to: the
+// redemption and refund numbers, the builtin order's id (and so its
+// reference) and the id and code of a reissued coupon. Nothing else of the
+// services' behaviour is left unpredicted.
 
 type reqKey struct {
 	op  models.Operation
@@ -1266,6 +1273,14 @@ var modelRegressions = []struct {
 		refundA(8, 3, false, true),  // the clerk's refund window (10 minutes) has closed
 		refundA(8, 3, false, false), // an administrator may still refund
 		refundA(-1, 3, false, true), // nobody's redemption: NOT_FOUND
+	}}},
+	// The model first counted live orders against succeeded redemptions only;
+	// an order whose answer was lost is live while its redemption is in flight.
+	{"lost answer in flight", plan{Coupons: []int{0, 0}, Actions: []action{
+		redeemA(0, 0, 0, 4, faultLostAnswer),
+		retryA(0),
+		advanceA(2, true),
+		ofKind(refundA(0, 0, false, true)),
 	}}},
 	{"reservation expires", plan{Coupons: []int{1, 1}, Actions: []action{
 		reserveA(0, 0, 0, 4),
