@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -482,8 +483,42 @@ var sceneSeq atomic.Int64
 func (s *scene) must(err error, what string) {
 	s.t.Helper()
 	if err != nil {
-		s.t.Fatalf("%s: %v", what, err)
+		s.fatal(what+": unexpected error", "%s: %v", what, err)
 	}
+}
+
+// fatal fails the test with a summary that names no id, code or time, and
+// logs the details. rapid only takes a smaller plan for the same failure when
+// the message is the same, so a summary that changed from run to run would
+// keep it from shrinking anything.
+func (s *scene) fatal(summary, format string, args ...any) {
+	s.t.Helper()
+	s.t.Logf(format, args...)
+	s.t.Fatalf("%s", summary)
+}
+
+// diffFields names the fields in which two structs of one type differ.
+func diffFields(a, b any) string {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	var names []string
+	for i := range va.NumField() {
+		if va.Field(i).Interface() != vb.Field(i).Interface() {
+			names = append(names, va.Type().Field(i).Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// errCode is the code of a service error, for failure summaries.
+func errCode(err error) string {
+	var se *services.Error
+	switch {
+	case err == nil:
+		return "success"
+	case errors.As(err, &se):
+		return se.Code
+	}
+	return "an internal error"
 }
 
 func runPlan(t failer, w *world, lossy *lossyFulfiller, st modelStrategy, p plan) {
@@ -504,7 +539,7 @@ func runPlan(t failer, w *world, lossy *lossyFulfiller, st modelStrategy, p plan
 	s.must(err, "reconciliation check")
 	for _, v := range vs {
 		if v.MerchantID == s.merchant.ID {
-			t.Fatalf("reconciliation: %s", v)
+			s.fatal(fmt.Sprintf("reconciliation reports %s", v.Kind), "reconciliation: %s", v)
 		}
 	}
 }
@@ -728,12 +763,12 @@ func (s *scene) send(op models.Operation, in services.RedeemInput, fl fault) {
 	// A fresh flow: learn its redemption number, and the order the adapter
 	// made, then apply the prediction.
 	if got == nil || got.RedeemNo == "" {
-		s.t.Fatalf("%s: answer without a new redemption number: %+v", what, got)
+		s.fatal(string(op)+": answer without a new redemption number", "%s: %+v", what, got)
 	}
 	want.redeemNo = got.RedeemNo
 	for _, f := range s.m.flows {
 		if f.redeemNo == got.RedeemNo {
-			s.t.Fatalf("%s: redemption number %s reused", what, got.RedeemNo)
+			s.fatal(string(op)+": redemption number reused", "%s: %s", what, got.RedeemNo)
 		}
 	}
 	actor := s.clerk.Label()
@@ -743,7 +778,7 @@ func (s *scene) send(op models.Operation, in services.RedeemInput, fl fault) {
 	switch want.status {
 	case models.FlowSucceeded:
 		if got.OrderRef == nil || !strings.HasPrefix(*got.OrderRef, models.OrderRefPrefix) {
-			s.t.Fatalf("%s: succeeded without a builtin order reference: %v", what, got.OrderRef)
+			s.fatal(string(op)+": succeeded without a builtin order reference", "%s: %v", what, got.OrderRef)
 		}
 		want.orderRef = *got.OrderRef
 		c.move(models.CouponRedeemed, want.redeemNo, want.redeemNo, actor)
@@ -764,15 +799,13 @@ func (s *scene) send(op models.Operation, in services.RedeemInput, fl fault) {
 // reports whether they agree; on disagreement the test has failed.
 func (s *scene) wantErr(what string, err error, code string) bool {
 	s.t.Helper()
-	if code == "" {
-		if err != nil {
-			s.t.Fatalf("%s: model predicts success, got %v", what, err)
-		}
-		return true
+	want := code
+	if want == "" {
+		want = "success"
 	}
-	var se *services.Error
-	if !errors.As(err, &se) || se.Code != code {
-		s.t.Fatalf("%s: model predicts %s, got %v", what, code, err)
+	if got := errCode(err); got != want {
+		s.fatal(fmt.Sprintf("%s: model predicts %s, got %s", strings.Fields(what)[0], want, got),
+			"%s: model predicts %s, got %v", what, want, err)
 	}
 	return true
 }
@@ -874,10 +907,11 @@ func refundString(r models.RefundFlow) string {
 func (s *scene) answer(what string, want *mFlow, got *models.RedemptionFlow) {
 	s.t.Helper()
 	if got == nil {
-		s.t.Fatalf("%s: no flow answered", what)
+		s.fatal(strings.Fields(what)[0]+": no flow answered", "%s: no flow answered", what)
 	}
 	if gv, wv := viewOf(got), want.view(); gv != wv {
-		s.t.Fatalf("%s: answer differs from the model\n got: %+v\nwant: %+v", what, gv, wv)
+		s.fatal(fmt.Sprintf("%s: answer differs from the model in %s", strings.Fields(what)[0], diffFields(gv, wv)),
+			"%s: answer differs from the model\n got: %+v\nwant: %+v", what, gv, wv)
 	}
 	if want.status == models.FlowProcessing {
 		return
@@ -887,7 +921,8 @@ func (s *scene) answer(what string, want *mFlow, got *models.RedemptionFlow) {
 		return
 	}
 	if g := flowString(*got); g != want.first {
-		s.t.Fatalf("%s: replayed answer differs from the first\nfirst: %s\n  got: %s", what, want.first, g)
+		s.fatal(strings.Fields(what)[0]+": replayed answer differs from the first",
+			"%s: replayed answer differs from the first\nfirst: %s\n  got: %s", what, want.first, g)
 	}
 }
 
@@ -987,7 +1022,8 @@ func (s *scene) refund(r sentRefund) {
 	}
 	if prior != nil {
 		if g := refundString(*got); g != prior.answer {
-			s.t.Fatalf("%s: replayed refund differs from the first\nfirst: %s\n  got: %s", what, prior.answer, g)
+			s.fatal("refund: replayed answer differs from the first",
+				"%s: replayed refund differs from the first\nfirst: %s\n  got: %s", what, prior.answer, g)
 		}
 		return
 	}
@@ -999,7 +1035,8 @@ func (s *scene) refund(r sentRefund) {
 		got.Status != models.FlowSucceeded || got.Amount != f.discount || got.Reissue != in.Reissue ||
 		(got.ReissuedCouponID != nil) != in.Reissue || got.RequestID != in.RequestID || got.Reason != in.Reason ||
 		(got.OperatorID == nil) != (operator == 0) || (operator != 0 && *got.OperatorID != operator) {
-		s.t.Fatalf("%s: refund answer %+v does not match redemption %s", what, got, f.redeemNo)
+		s.fatal("refund: answer does not match its redemption", "%s: refund answer %+v does not match redemption %s",
+			what, got, f.redeemNo)
 	}
 	rf := &mRefund{in: in, flow: f, refundNo: got.RefundNo, operator: operator, answer: refundString(*got)}
 	f.coupon.move(models.CouponRefunded, f.redeemNo, got.RefundNo, actor.Label())
@@ -1008,7 +1045,7 @@ func (s *scene) refund(r sentRefund) {
 		// reservation's order is the client's.
 		o := s.m.orders[f.redeemNo]
 		if o == nil || o.status != models.OrderCreated {
-			s.t.Fatalf("%s: model has no live order for %s", what, f.redeemNo)
+			s.fatal("refund: model has no live order", "%s: model has no live order for %s", what, f.redeemNo)
 		}
 		o.status = models.OrderCancelled
 	}
@@ -1017,10 +1054,10 @@ func (s *scene) refund(r sentRefund) {
 		cs, err := s.w.svc.Coupons.ByIDs(s.ctx, s.admin, []int64{rf.reissued})
 		s.must(err, "find reissued coupon")
 		if len(cs) != 1 {
-			s.t.Fatalf("%s: reissued coupon %d not found", what, rf.reissued)
+			s.fatal("refund: reissued coupon not found", "%s: reissued coupon %d not found", what, rf.reissued)
 		}
 		if cs[0].Code == f.coupon.code {
-			s.t.Fatalf("%s: reissued coupon has the refunded code", what)
+			s.fatal("refund: reissued coupon has the refunded code", "%s", what)
 		}
 		s.addCoupon(rf.reissued, cs[0].Code, f.coupon.campaign, f.coupon.id)
 		s.m.reissued[f.coupon.campaign]++
@@ -1061,7 +1098,8 @@ func (s *scene) compensate() {
 	got, err := s.w.svc.Compensation.Run(s.ctx)
 	s.must(err, "compensation")
 	if got != want {
-		s.t.Fatalf("compensation at %s: got %+v, model predicts %+v", now.Format(time.TimeOnly), got, want)
+		s.fatal("compensation: result differs from the model", "compensation at %s: got %+v, model predicts %+v",
+			now.Format(time.TimeOnly), got, want)
 	}
 	for _, st := range steps {
 		f := st.f
@@ -1088,20 +1126,20 @@ func (s *scene) checkState(after string) {
 	s.t.Helper()
 	db := s.w.db.WithContext(s.ctx)
 	mid := s.merchant.ID
-	fail := func(format string, args ...any) {
+	fail := func(what, format string, args ...any) {
 		s.t.Helper()
-		s.t.Fatalf("after %s: %s", after, fmt.Sprintf(format, args...))
+		s.fatal(what+" differ from the model", "after %s: %s", after, fmt.Sprintf(format, args...))
 	}
 
 	var coupons []models.Coupon
 	s.must(db.Where("merchant_id = ?", mid).Order("id").Find(&coupons).Error, "read coupons")
 	if len(coupons) != len(s.m.coupons) {
-		fail("%d coupons, model has %d", len(coupons), len(s.m.coupons))
+		fail("coupons", "%d coupons, model has %d", len(coupons), len(s.m.coupons))
 	}
 	for _, c := range coupons {
 		mc := s.m.byID[c.ID]
 		if mc == nil {
-			fail("coupon %d is not in the model", c.ID)
+			fail("coupons", "coupon %d is not in the model", c.ID)
 		}
 		var reissuedFrom int64
 		if c.ReissuedFrom != nil {
@@ -1109,7 +1147,7 @@ func (s *scene) checkState(after string) {
 		}
 		if c.Status != mc.status || c.Version != int64(len(mc.transitions)) || strPtr(c.RedeemNo) != mc.holder ||
 			c.CampaignID != s.campaigns[mc.campaign].ID || reissuedFrom != mc.reissuedFrom {
-			fail("coupon %d is %s v%d held by %q (reissued from %d); model: %s v%d held by %q (reissued from %d)",
+			fail("coupons", "coupon %d is %s v%d held by %q (reissued from %d); model: %s v%d held by %q (reissued from %d)",
 				c.ID, c.Status, c.Version, strPtr(c.RedeemNo), reissuedFrom,
 				mc.status, len(mc.transitions), mc.holder, mc.reissuedFrom)
 		}
@@ -1124,13 +1162,13 @@ func (s *scene) checkState(after string) {
 	for _, mc := range s.m.coupons {
 		got := byCoupon[mc.id]
 		if len(got) != len(mc.transitions) {
-			fail("coupon %d has %d transitions, model %d: %+v", mc.id, len(got), len(mc.transitions), got)
+			fail("transitions", "coupon %d has %d transitions, model %d: %+v", mc.id, len(got), len(mc.transitions), got)
 		}
 		for i, tr := range got {
 			mt := mc.transitions[i]
 			if tr.FromStatus != mt.from || tr.ToStatus != mt.to || tr.VersionAfter != int64(i+1) || tr.FlowNo != mt.flowNo ||
 				tr.Actor != mt.actor {
-				fail("coupon %d transition %d is %s -> %s v%d by %s (%s); model: %s -> %s v%d by %s (%s)", mc.id, i,
+				fail("transitions", "coupon %d transition %d is %s -> %s v%d by %s (%s); model: %s -> %s v%d by %s (%s)", mc.id, i,
 					tr.FromStatus, tr.ToStatus, tr.VersionAfter, tr.FlowNo, tr.Actor, mt.from, mt.to, i+1, mt.flowNo, mt.actor)
 			}
 		}
@@ -1139,7 +1177,7 @@ func (s *scene) checkState(after string) {
 	var orders []models.Order
 	s.must(db.Where("merchant_id = ?", mid).Find(&orders).Error, "read orders")
 	if len(orders) != len(s.m.orders) {
-		fail("%d orders, model has %d", len(orders), len(s.m.orders))
+		fail("orders", "%d orders, model has %d", len(orders), len(s.m.orders))
 	}
 	for _, o := range orders {
 		mo := s.m.orders[o.RedeemNo]
@@ -1148,7 +1186,7 @@ func (s *scene) checkState(after string) {
 			couponID = *o.CouponID
 		}
 		if mo == nil || o.Status != mo.status || (mo.id != 0 && o.ID != mo.id) || (mo.couponID != 0 && couponID != mo.couponID) {
-			fail("order %d of %s is %s (coupon %d); model: %+v", o.ID, o.RedeemNo, o.Status, couponID, mo)
+			fail("orders", "order %d of %s is %s (coupon %d); model: %+v", o.ID, o.RedeemNo, o.Status, couponID, mo)
 		}
 		mo.id = o.ID
 	}
@@ -1156,7 +1194,7 @@ func (s *scene) checkState(after string) {
 	var flows []models.RedemptionFlow
 	s.must(db.Where("merchant_id = ?", mid).Order("id").Find(&flows).Error, "read redemptions")
 	if len(flows) != len(s.m.flows) {
-		fail("%d redemptions, model has %d", len(flows), len(s.m.flows))
+		fail("redemptions", "%d redemptions, model has %d", len(flows), len(s.m.flows))
 	}
 	refunded := map[string]bool{}
 	for _, r := range s.m.refunds {
@@ -1168,11 +1206,11 @@ func (s *scene) checkState(after string) {
 		if mf.op == models.OpRedeem && mf.status == models.FlowSucceeded {
 			o := s.m.orders[mf.redeemNo]
 			if o == nil {
-				fail("succeeded one-shot %s has no order in the model", mf.redeemNo)
+				fail("redemptions", "succeeded one-shot %s has no order in the model", mf.redeemNo)
 			}
 			ref := models.OrderRef(o.id)
 			if mf.orderRef != "" && mf.orderRef != ref {
-				fail("one-shot %s answered order %s but its order is %s", mf.redeemNo, mf.orderRef, ref)
+				fail("redemptions", "one-shot %s answered order %s but its order is %s", mf.redeemNo, mf.orderRef, ref)
 			}
 			mf.orderRef = ref
 			if !refunded[mf.redeemNo] {
@@ -1180,7 +1218,7 @@ func (s *scene) checkState(after string) {
 			}
 		}
 		if gv, wv := viewOf(&f), mf.view(); gv != wv {
-			fail("redemption %d differs from the model\n got: %+v\nwant: %+v", i, gv, wv)
+			fail("redemptions", "redemption %d differs from the model\n got: %+v\nwant: %+v", i, gv, wv)
 		}
 	}
 	// Live orders are those of succeeded, unrefunded one-shot redemptions,
@@ -1198,13 +1236,13 @@ func (s *scene) checkState(after string) {
 		}
 	}
 	if created != live+inFlight {
-		fail("%d live orders for %d succeeded, unrefunded one-shot redemptions and %d in flight", created, live, inFlight)
+		fail("live orders", "%d live orders for %d succeeded, unrefunded one-shot redemptions and %d in flight", created, live, inFlight)
 	}
 
 	var refunds []models.RefundFlow
 	s.must(db.Where("merchant_id = ?", mid).Order("id").Find(&refunds).Error, "read refunds")
 	if len(refunds) != len(s.m.refunds) {
-		fail("%d refunds, model has %d", len(refunds), len(s.m.refunds))
+		fail("refunds", "%d refunds, model has %d", len(refunds), len(s.m.refunds))
 	}
 	for i, r := range refunds {
 		mr := s.m.refunds[i]
@@ -1215,7 +1253,7 @@ func (s *scene) checkState(after string) {
 		if r.RefundNo != mr.refundNo || r.RedeemNo != mr.flow.redeemNo || r.CouponID != mr.flow.coupon.id ||
 			r.RequestID != mr.in.RequestID || r.Reissue != mr.in.Reissue || reissued != mr.reissued ||
 			r.Amount != mr.flow.discount || r.Status != models.FlowSucceeded {
-			fail("refund %d is %+v; model %+v", i, r, *mr)
+			fail("refunds", "refund %d is %+v; model %+v", i, r, *mr)
 		}
 	}
 
@@ -1224,7 +1262,7 @@ func (s *scene) checkState(after string) {
 	for i, k := range s.campaigns {
 		for _, c := range campaigns {
 			if c.ID == k.ID && c.Reissued != s.m.reissued[i] {
-				fail("campaign %d reissued %d, model %d", c.ID, c.Reissued, s.m.reissued[i])
+				fail("campaign counters", "campaign %d reissued %d, model %d", c.ID, c.Reissued, s.m.reissued[i])
 			}
 		}
 	}
