@@ -9,17 +9,16 @@ import (
 	"context"
 	"coupond/graph/generated"
 	"coupond/graph/model"
-	"coupond/models"
 	"coupond/services"
 )
 
 // Counts is the resolver for the counts field.
-func (r *jobRunResolver) Counts(ctx context.Context, obj *models.JobRun) ([]*model.JobCount, error) {
+func (r *jobRunResolver) Counts(ctx context.Context, obj *services.JobRun) ([]*model.JobCount, error) {
 	return jobCounts(obj.Counts)
 }
 
 // RunJob is the resolver for the runJob field.
-func (r *mutationResolver) RunJob(ctx context.Context, input model.RunJobInput) (*models.JobRun, error) {
+func (r *mutationResolver) RunJob(ctx context.Context, input model.RunJobInput) (*services.JobRun, error) {
 	if r.JobRunner != nil {
 		return r.JobRunner(ctx, input.Job)
 	}
@@ -37,7 +36,7 @@ func (r *queryResolver) JobRuns(ctx context.Context, filter *model.JobRunFilter,
 		return nil, err
 	}
 	return &model.JobRunConnection{PageInfo: pageInfo(page, jobRunID),
-		Edges: edges(page, jobRunID, func(c string, n *models.JobRun) *model.JobRunEdge { return &model.JobRunEdge{Cursor: c, Node: n} })}, nil
+		Edges: edges(page, jobRunID, func(c string, n *services.JobRun) *model.JobRunEdge { return &model.JobRunEdge{Cursor: c, Node: n} })}, nil
 }
 
 // Jobs is the resolver for the jobs field.

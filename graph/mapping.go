@@ -57,7 +57,7 @@ func storeID(s *models.Store) int64         { return s.ID }
 func campaignID(c *models.Campaign) int64   { return c.ID }
 func flowID(f *models.RedemptionFlow) int64 { return f.ID }
 func findingID(f *models.Finding) int64     { return f.ID }
-func jobRunID(j *models.JobRun) int64       { return j.ID }
+func jobRunID(j *services.JobRun) int64     { return j.ID }
 
 // jobCounts turns a run's counts, a JSON object of named integers, into a list
 // sorted by name.

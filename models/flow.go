@@ -220,13 +220,17 @@ type StuckFlow struct {
 // afterID, in id order, that nobody else holds a lease on. On PostgreSQL the
 // rows another worker is claiming are skipped rather than waited for (FOR
 // UPDATE SKIP LOCKED); on SQLite the clause is dropped and the single writer
-// serialises claims. tx must be a transaction.
-func ClaimStuckFlows(tx *gorm.DB, now, leaseUntil time.Time, afterID int64, limit int) ([]StuckFlow, error) {
+// serialises claims. A merchantID other than 0 claims only that merchant's
+// flows. tx must be a transaction.
+func ClaimStuckFlows(tx *gorm.DB, merchantID int64, now, leaseUntil time.Time, afterID int64, limit int) ([]StuckFlow, error) {
 	var flows []StuckFlow
-	err := tx.Table("redemption_flows").Clauses(clause.Locking{Strength: "UPDATE", Options: "SKIP LOCKED"}).
+	q := tx.Table("redemption_flows").Clauses(clause.Locking{Strength: "UPDATE", Options: "SKIP LOCKED"}).
 		Where("status = ? AND hold_until <= ? AND (claimed_until IS NULL OR claimed_until <= ?) AND id > ?",
-			FlowProcessing, now, now, afterID).
-		Order("id").Limit(limit).Find(&flows).Error
+			FlowProcessing, now, now, afterID)
+	if merchantID != 0 {
+		q = q.Where("merchant_id = ?", merchantID)
+	}
+	err := q.Order("id").Limit(limit).Find(&flows).Error
 	if err != nil || len(flows) == 0 {
 		return nil, err
 	}

@@ -18,13 +18,18 @@ const (
 )
 
 // JobRun records one run of a background job: when it ran, what it did (counts,
-// a JSON object of named integers) and how it ended. Singleton jobs carry their
-// schedule slot, unique per job.
+// a JSON object of named integers) and how it ended. A run belongs to one
+// merchant (MerchantID), or to the whole installation (nil). An installation
+// run writes a child row (ParentID) for each merchant it did something for,
+// with that merchant's counts. Singleton jobs carry their schedule slot,
+// unique per job.
 type JobRun struct {
 	ID         int64
 	Job        string
 	Slot       *string
 	Node       string
+	MerchantID *int64
+	ParentID   *int64
 	Status     JobRunStatus
 	Counts     string
 	Error      *string
@@ -44,4 +49,22 @@ func ClaimJobRun(tx *gorm.DB, run *JobRun) (bool, error) {
 func FinishJobRun(tx *gorm.DB, id int64, status JobRunStatus, counts string, errText *string, now time.Time) error {
 	return tx.Exec(`UPDATE job_runs SET status = ?, counts = ?, error = ?, finished_at = ? WHERE id = ? AND status = 'RUNNING'`,
 		string(status), counts, errText, now, id).Error
+}
+
+// InsertJobRuns writes finished runs (the merchant rows of an installation
+// run) with one statement.
+func InsertJobRuns(tx *gorm.DB, runs []JobRun) error {
+	if len(runs) == 0 {
+		return nil
+	}
+	return tx.Create(&runs).Error
+}
+
+// MerchantJobRuns narrows q, a query of job_runs, to one merchant's runs, or
+// to the installation's when merchantID is 0.
+func MerchantJobRuns(q *gorm.DB, merchantID int64) *gorm.DB {
+	if merchantID == 0 {
+		return q.Where("merchant_id IS NULL")
+	}
+	return q.Where("merchant_id = ?", merchantID)
 }

@@ -62,6 +62,16 @@ type CompensationResult struct {
 	FindingsOpened int
 }
 
+// add adds the counts of o to r.
+func (r *CompensationResult) add(o CompensationResult) {
+	r.Claimed += o.Claimed
+	r.RolledForward += o.RolledForward
+	r.Released += o.Released
+	r.Failed += o.Failed
+	r.Lost += o.Lost
+	r.FindingsOpened += o.FindingsOpened
+}
+
 // Counts returns the result as named counts for the job-run record.
 func (r CompensationResult) Counts() map[string]int64 {
 	return map[string]int64{"claimed": int64(r.Claimed), "rolledForward": int64(r.RolledForward),
@@ -69,28 +79,42 @@ func (r CompensationResult) Counts() map[string]int64 {
 		"findingsOpened": int64(r.FindingsOpened)}
 }
 
-// Run resolves the redemptions that are stuck now, in batches of at most
-// batchSize, visiting each at most once per run. Errors on one redemption are
-// logged and counted as Failed and do not stop the run; Run returns the first of
-// them, or an error when claiming fails or ctx ends.
+// Run resolves the redemptions of every merchant that are stuck now, in
+// batches of at most batchSize, visiting each at most once per run. Errors on
+// one redemption are logged and counted as Failed and do not stop the run; Run
+// returns the first of them, or an error when claiming fails or ctx ends.
 func (c *Compensator) Run(ctx context.Context) (CompensationResult, error) {
+	res, _, err := c.run(ctx, 0)
+	return res, err
+}
+
+// RunMerchant is Run for one merchant's redemptions only.
+func (c *Compensator) RunMerchant(ctx context.Context, merchantID int64) (CompensationResult, error) {
+	res, _, err := c.run(ctx, merchantID)
+	return res, err
+}
+
+// run is Run over one merchant, or every merchant when merchantID is 0; it
+// also returns the counts of each merchant it claimed redemptions of.
+func (c *Compensator) run(ctx context.Context, merchantID int64) (CompensationResult, map[int64]*CompensationResult, error) {
 	var (
-		res      CompensationResult
-		firstErr error
-		lastID   int64
+		res        CompensationResult
+		byMerchant = map[int64]*CompensationResult{}
+		firstErr   error
+		lastID     int64
 	)
 	for range c.maxBatches {
 		if err := ctx.Err(); err != nil {
-			return res, fmt.Errorf("compensation: %w", err)
+			return res, byMerchant, fmt.Errorf("compensation: %w", err)
 		}
-		flows, err := c.claim(ctx, lastID)
+		flows, err := c.claim(ctx, merchantID, lastID)
 		if err != nil {
-			return res, err
+			return res, byMerchant, err
 		}
-		res.Claimed += len(flows)
 		for i := range flows {
 			lastID = max(lastID, flows[i].ID)
-			out, err := c.resolve(ctx, &flows[i], &res)
+			one := CompensationResult{Claimed: 1}
+			out, err := c.resolve(ctx, &flows[i], &one)
 			if err != nil {
 				out = outcomeRetry
 				c.log.ErrorContext(ctx, "compensation", "redeem_no", flows[i].RedeemNo, "err", err)
@@ -100,32 +124,39 @@ func (c *Compensator) Run(ctx context.Context) (CompensationResult, error) {
 			}
 			switch out {
 			case outcomeRolledForward:
-				res.RolledForward++
+				one.RolledForward++
 			case outcomeReleased:
-				res.Released++
+				one.Released++
 			case outcomeLost:
-				res.Lost++
+				one.Lost++
 			default:
-				res.Failed++
+				one.Failed++
 			}
+			res.add(one)
+			m := byMerchant[flows[i].MerchantID]
+			if m == nil {
+				m = &CompensationResult{}
+				byMerchant[flows[i].MerchantID] = m
+			}
+			m.add(one)
 		}
 		if len(flows) < c.batchSize {
 			break
 		}
 	}
-	return res, firstErr
+	return res, byMerchant, firstErr
 }
 
 // claim leases the next batch of stuck redemptions after lastID to this worker
 // in one short transaction. On PostgreSQL rows another worker is claiming are
 // skipped rather than waited for; on SQLite the clause is dropped and the
 // single writer serialises claims.
-func (c *Compensator) claim(ctx context.Context, lastID int64) ([]models.StuckFlow, error) {
+func (c *Compensator) claim(ctx context.Context, merchantID, lastID int64) ([]models.StuckFlow, error) {
 	now := c.now()
 	var flows []models.StuckFlow
 	err := c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
-		flows, err = models.ClaimStuckFlows(tx, now, now.Add(c.lease), lastID, c.batchSize)
+		flows, err = models.ClaimStuckFlows(tx, merchantID, now, now.Add(c.lease), lastID, c.batchSize)
 		return err
 	})
 	if err != nil {

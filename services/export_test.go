@@ -17,7 +17,7 @@ var FillCouponCodes = fillCouponCodes
 // CheckWithReference runs the reconciliation checks as they were first
 // written, one plain query each, for tests that compare them with Check.
 func CheckWithReference(ctx context.Context, r *Reconciler) ([]Violation, error) {
-	return r.run(ctx, referenceChecks, 1)
+	return r.run(ctx, referenceChecks, 1, 0)
 }
 
 // referenceChecks are the checks as first written: the straightforward SQL of

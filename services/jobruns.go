@@ -27,11 +27,42 @@ const (
 	JobDailyStatement = "daily-statement"
 )
 
-// JobRun is the record of one run of a background job that services hand to
-// their callers: the scheduler, the API and the console. It is the job_runs
-// row itself, named here so that callers need not know models: jobs only
-// schedules service calls and must not depend on the storage layer.
-type JobRun = models.JobRun
+// JobRun is the record of one run of a background job, as services hand it to
+// their callers: the scheduler, the API, the console and the CLI. A run
+// belongs to one merchant (MerchantID), or to the whole installation (0).
+type JobRun struct {
+	ID         int64
+	Job        string
+	Slot       *string
+	Node       string
+	MerchantID int64
+	// ParentID links a merchant's share of an installation run to it.
+	ParentID   int64
+	Status     models.JobRunStatus
+	Counts     string
+	Error      *string
+	StartedAt  time.Time
+	FinishedAt *time.Time
+}
+
+func jobRunOf(r *models.JobRun) *JobRun {
+	out := &JobRun{ID: r.ID, Job: r.Job, Slot: r.Slot, Node: r.Node, Status: r.Status, Counts: r.Counts,
+		Error: r.Error, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}
+	if r.MerchantID != nil {
+		out.MerchantID = *r.MerchantID
+	}
+	if r.ParentID != nil {
+		out.ParentID = *r.ParentID
+	}
+	return out
+}
+
+// jobResult is what one run of a job did: its counts over everything it
+// touched, and the same counts for each merchant it did something for.
+type jobResult struct {
+	counts     map[string]int64
+	byMerchant map[int64]map[string]int64
+}
 
 // JobNames lists the jobs RunJob knows, in a stable order.
 func JobNames() []string {
@@ -63,18 +94,31 @@ func newJobRuns(db *gorm.DB, now func() time.Time, log *slog.Logger, c *Compensa
 		compensate: c, reconcile: r, statements: s}
 }
 
-// RunJob runs one job now and records the run. A non-empty slot claims that
-// schedule slot first: when the job already ran (or runs) for it, RunJob returns
-// ErrSlotTaken without running. The run row is returned whether or not the job
-// failed; the job's own error is returned as well.
+// RunJob runs one job now over every merchant and records the run as an
+// installation run, visible to the operator (CLI, metrics) and to no
+// merchant. Each merchant the run did something for (claimed a stuck
+// redemption, found a violation, had a statement line) gets a row of its own
+// with its own counts, linked to the run; a quiet run writes no merchant
+// rows, so the 30-second compensation tick does not write a row per merchant.
+// A non-empty slot claims that schedule slot first: when the job already ran
+// (or runs) for it, RunJob returns ErrSlotTaken without running. The run is
+// returned whether or not the job failed; the job's own error is returned as
+// well.
 func (j *JobRuns) RunJob(ctx context.Context, job, slot string) (*JobRun, error) {
+	return j.run(ctx, job, slot, 0)
+}
+
+func (j *JobRuns) run(ctx context.Context, job, slot string, merchantID int64) (*JobRun, error) {
 	work, err := j.work(job)
 	if err != nil {
 		return nil, err
 	}
-	run := &JobRun{Job: job, Node: j.node, Status: models.JobRunning, Counts: "{}", StartedAt: j.now()}
+	run := &models.JobRun{Job: job, Node: j.node, Status: models.JobRunning, Counts: "{}", StartedAt: j.now()}
 	if slot != "" {
 		run.Slot = &slot
+	}
+	if merchantID != 0 {
+		run.MerchantID = &merchantID
 	}
 	claimed, err := models.ClaimJobRun(j.db.WithContext(ctx), run)
 	if err != nil {
@@ -83,57 +127,95 @@ func (j *JobRuns) RunJob(ctx context.Context, job, slot string) (*JobRun, error)
 	if !claimed {
 		return nil, fmt.Errorf("job %s slot %s: %w", job, slot, ErrSlotTaken)
 	}
-	counts, runErr := work(ctx)
+	res, runErr := work(ctx, merchantID)
 	if runErr != nil {
 		runErr = fmt.Errorf("job %s: %w", job, runErr)
 	}
-	j.finish(ctx, run, counts, runErr)
-	return run, runErr
+	j.finish(ctx, run, res, runErr)
+	return jobRunOf(run), runErr
 }
 
-// finish records the end of a run. It runs detached from ctx, whose deadline
-// may be what ended the run.
-func (j *JobRuns) finish(ctx context.Context, run *JobRun, counts map[string]int64, runErr error) {
-	b, _ := json.Marshal(counts)
-	if counts == nil {
-		b = []byte("{}")
-	}
+// finish records the end of a run and, for an installation run, the
+// merchants' shares. It runs detached from ctx, whose deadline may be what
+// ended the run.
+func (j *JobRuns) finish(ctx context.Context, run *models.JobRun, res jobResult, runErr error) {
 	now := j.now()
-	run.Status, run.Counts, run.FinishedAt = models.JobSucceeded, string(b), &now
+	run.Status, run.Counts, run.FinishedAt = models.JobSucceeded, countsJSON(res.counts), &now
 	if runErr != nil {
 		msg := runErr.Error()
 		run.Status, run.Error = models.JobFailed, &msg
 	}
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := models.FinishJobRun(j.db.WithContext(dctx), run.ID, run.Status, run.Counts, run.Error, now); err != nil {
+	db := j.db.WithContext(dctx)
+	if err := models.FinishJobRun(db, run.ID, run.Status, run.Counts, run.Error, now); err != nil {
 		j.log.ErrorContext(ctx, "record end of job run", "job", run.Job, "run", run.ID, "err", err)
+	}
+	if run.MerchantID != nil {
+		return
+	}
+	merchants := make([]int64, 0, len(res.byMerchant))
+	for m := range res.byMerchant {
+		merchants = append(merchants, m)
+	}
+	slices.Sort(merchants)
+	shares := make([]models.JobRun, 0, len(merchants))
+	for _, m := range merchants {
+		shares = append(shares, models.JobRun{Job: run.Job, Node: run.Node, MerchantID: &m, ParentID: &run.ID,
+			Status: run.Status, Counts: countsJSON(res.byMerchant[m]), Error: run.Error, StartedAt: run.StartedAt,
+			FinishedAt: &now})
+	}
+	if err := models.InsertJobRuns(db, shares); err != nil {
+		j.log.ErrorContext(ctx, "record merchants' shares of job run", "job", run.Job, "run", run.ID, "err", err)
 	}
 }
 
-func (j *JobRuns) work(job string) (func(context.Context) (map[string]int64, error), error) {
+func countsJSON(counts map[string]int64) string {
+	if counts == nil {
+		return "{}"
+	}
+	b, _ := json.Marshal(counts)
+	return string(b)
+}
+
+// work is the service call of a job: over every merchant when merchantID is
+// 0, else over that merchant only.
+func (j *JobRuns) work(job string) (func(ctx context.Context, merchantID int64) (jobResult, error), error) {
 	switch job {
 	case JobCompensation:
-		return func(ctx context.Context) (map[string]int64, error) {
-			r, err := j.compensate.Run(ctx)
-			return r.Counts(), err
+		return func(ctx context.Context, merchantID int64) (jobResult, error) {
+			r, byMerchant, err := j.compensate.run(ctx, merchantID)
+			out := jobResult{counts: r.Counts(), byMerchant: map[int64]map[string]int64{}}
+			for m, mr := range byMerchant {
+				out.byMerchant[m] = mr.Counts()
+			}
+			return out, err
 		}, nil
 	case JobReconciliation:
-		return func(ctx context.Context) (map[string]int64, error) {
-			r, err := j.reconcile.Reconcile(ctx)
-			return r.Counts(), err
+		return func(ctx context.Context, merchantID int64) (jobResult, error) {
+			r, byMerchant, err := j.reconcile.reconcile(ctx, merchantID)
+			out := jobResult{counts: r.Counts(), byMerchant: map[int64]map[string]int64{}}
+			for m, mr := range byMerchant {
+				out.byMerchant[m] = mr.Counts()
+			}
+			return out, err
 		}, nil
 	case JobDailyStatement:
-		return func(ctx context.Context) (map[string]int64, error) {
-			r, err := j.statements.CloseDay(ctx)
-			return r.Counts(), err
+		return func(ctx context.Context, merchantID int64) (jobResult, error) {
+			r, byMerchant, err := j.statements.closeDay(ctx, merchantID)
+			out := jobResult{counts: r.Counts(), byMerchant: map[int64]map[string]int64{}}
+			for m, mr := range byMerchant {
+				out.byMerchant[m] = mr.Counts()
+			}
+			return out, err
 		}, nil
 	}
 	return nil, fmt.Errorf("job %q: %w", job, ErrUnknownJob)
 }
 
-// Trigger runs a job on demand for an administrator (the runJob mutation). It
-// claims no slot, so it never collides with scheduled runs.
+// Trigger runs a job on demand for an administrator (the runJob mutation),
+// over the administrator's merchant only, and records it as that merchant's
+// run. It claims no slot, so it never collides with scheduled runs.
 func (j *JobRuns) Trigger(ctx context.Context, actor Actor, job string) (*JobRun, error) {
 	if err := actor.require(models.RoleAdmin); err != nil {
 		return nil, err
@@ -141,7 +223,7 @@ func (j *JobRuns) Trigger(ctx context.Context, actor Actor, job string) (*JobRun
 	if !slices.Contains(JobNames(), job) {
 		return nil, fmt.Errorf("job %q: %w", job, ErrUnknownJob)
 	}
-	return j.RunJob(ctx, job, "")
+	return j.run(ctx, job, "", actor.MerchantID)
 }
 
 // JobRunFilter narrows List; zero fields do not filter.
@@ -150,23 +232,38 @@ type JobRunFilter struct {
 	Status models.JobRunStatus
 }
 
-// List returns job runs, newest first; administrators and finance staff. Runs
-// are not per merchant: the jobs work across all merchants and record counts
-// only.
+// List returns the actor's merchant's job runs, newest first:
+// administrators and finance staff. They are the merchant's own runs (runJob)
+// and its shares of installation runs, each with the merchant's counts only.
 func (j *JobRuns) List(ctx context.Context, actor Actor, f JobRunFilter, p PageArgs) (Page[JobRun], error) {
 	if err := actor.require(models.RoleAdmin, models.RoleFinance); err != nil {
 		return Page[JobRun]{}, err
 	}
-	q := j.db.WithContext(ctx).Model(&JobRun{})
+	return j.list(ctx, actor.MerchantID, f, p)
+}
+
+// ListInstallation returns the installation's runs, newest first, or with
+// merchantID other than 0 that merchant's; for the operator's CLI, which has
+// no token.
+func (j *JobRuns) ListInstallation(ctx context.Context, merchantID int64, f JobRunFilter, p PageArgs) (Page[JobRun], error) {
+	return j.list(ctx, merchantID, f, p)
+}
+
+func (j *JobRuns) list(ctx context.Context, merchantID int64, f JobRunFilter, p PageArgs) (Page[JobRun], error) {
+	q := models.MerchantJobRuns(j.db.WithContext(ctx).Model(&models.JobRun{}), merchantID)
 	if f.Job != "" {
 		q = q.Where("job = ?", f.Job)
 	}
 	if f.Status != "" {
 		q = q.Where("status = ?", string(f.Status))
 	}
-	page, err := paginate[JobRun](q, "job_runs", p)
+	rows, err := paginate[models.JobRun](q, "job_runs", p)
 	if err != nil {
-		return page, fmt.Errorf("list job runs: %w", err)
+		return Page[JobRun]{}, fmt.Errorf("list job runs: %w", err)
+	}
+	page := Page[JobRun]{HasNextPage: rows.HasNextPage, Items: make([]JobRun, len(rows.Items))}
+	for i := range rows.Items {
+		page.Items[i] = *jobRunOf(&rows.Items[i])
 	}
 	return page, nil
 }

@@ -65,7 +65,7 @@ func (v Violation) String() string {
 // connection of its own: every check compares rows of one snapshot, and the
 // grace periods cover what changes between checks.
 func (r *Reconciler) Check(ctx context.Context) ([]Violation, error) {
-	return r.run(ctx, checks, checkWorkers)
+	return r.run(ctx, checks, checkWorkers, 0)
 }
 
 // checkWorkers is how many checks run at once. Most checks are one big join,
@@ -73,7 +73,9 @@ func (r *Reconciler) Check(ctx context.Context) ([]Violation, error) {
 // without taking more than two connections from the pool.
 const checkWorkers = 2
 
-func (r *Reconciler) run(ctx context.Context, all []check, workers int) ([]Violation, error) {
+// run runs the checks, all merchants' rows or, with merchantID other than 0,
+// that merchant's only.
+func (r *Reconciler) run(ctx context.Context, all []check, workers int, merchantID int64) ([]Violation, error) {
 	now := r.now()
 	p := checkParams{now: now, refundCutoff: now.Add(-r.interval), stuckCutoff: now.Add(-r.interval)}
 	var todo []check
@@ -98,7 +100,13 @@ func (r *Reconciler) run(ctx context.Context, all []check, workers int) ([]Viola
 			defer wg.Done()
 			for i := range next {
 				c := todo[i]
-				if err := db.Raw(c.sql, c.args(p)...).Scan(&rows[i]).Error; err != nil {
+				q, args := c.sql, c.args(p)
+				if merchantID != 0 {
+					// Every check selects merchant_id; the planner pushes the
+					// condition down into the check's own scans.
+					q, args = "SELECT * FROM ("+q+") q WHERE q.merchant_id = ?", append(args, merchantID)
+				}
+				if err := db.Raw(q, args...).Scan(&rows[i]).Error; err != nil {
 					// The first failure cancels the other checks; their
 					// cancellation errors say nothing more.
 					failOnce.Do(func() { failed = fmt.Errorf("reconciliation check %s: %w", c.kind, err) })
@@ -151,25 +159,51 @@ func (r ReconcileResult) Counts() map[string]int64 {
 	return map[string]int64{"violations": int64(r.Violations), "opened": int64(r.Opened)}
 }
 
-// Reconcile runs Check and writes each violation as an OPEN finding unless the
-// merchant already has a finding with its key, resolved or not: re-running
-// never duplicates a finding.
+// Reconcile runs Check over every merchant and writes each violation as an
+// OPEN finding unless the merchant already has a finding with its key,
+// resolved or not: re-running never duplicates a finding.
 func (r *Reconciler) Reconcile(ctx context.Context) (ReconcileResult, error) {
-	vs, err := r.Check(ctx)
+	res, _, err := r.reconcile(ctx, 0)
+	return res, err
+}
+
+// ReconcileMerchant is Reconcile for one merchant: it checks and writes that
+// merchant's rows only.
+func (r *Reconciler) ReconcileMerchant(ctx context.Context, merchantID int64) (ReconcileResult, error) {
+	res, _, err := r.reconcile(ctx, merchantID)
+	return res, err
+}
+
+// reconcile is Reconcile over one merchant, or every merchant when
+// merchantID is 0; it also returns the counts of each merchant with a
+// violation.
+func (r *Reconciler) reconcile(ctx context.Context, merchantID int64) (ReconcileResult, map[int64]*ReconcileResult, error) {
+	vs, err := r.run(ctx, checks, checkWorkers, merchantID)
 	if err != nil {
-		return ReconcileResult{}, err
+		return ReconcileResult{}, nil, err
 	}
 	now := r.now()
-	fs := make([]models.Finding, len(vs))
-	for i, v := range vs {
-		fs[i] = models.Finding{MerchantID: v.MerchantID, Kind: v.Kind, CouponID: v.CouponID, RedeemNo: v.RedeemNo,
-			Details: v.Details, DedupeKey: v.Key, Status: models.FindingOpen, CreatedAt: now}
+	res := ReconcileResult{Violations: len(vs)}
+	byMerchantRes := map[int64]*ReconcileResult{}
+	byMerchant := map[int64][]models.Finding{}
+	var order []int64
+	for _, v := range vs {
+		if byMerchant[v.MerchantID] == nil {
+			order = append(order, v.MerchantID)
+		}
+		byMerchant[v.MerchantID] = append(byMerchant[v.MerchantID], models.Finding{MerchantID: v.MerchantID, Kind: v.Kind,
+			CouponID: v.CouponID, RedeemNo: v.RedeemNo, Details: v.Details, DedupeKey: v.Key, Status: models.FindingOpen,
+			CreatedAt: now})
 	}
-	n, err := models.InsertFindings(r.db.WithContext(ctx), fs)
-	if err != nil {
-		return ReconcileResult{Violations: len(vs)}, fmt.Errorf("write findings: %w", err)
+	for _, m := range order {
+		n, err := models.InsertFindings(r.db.WithContext(ctx), byMerchant[m])
+		if err != nil {
+			return res, byMerchantRes, fmt.Errorf("write findings: %w", err)
+		}
+		res.Opened += int(n)
+		byMerchantRes[m] = &ReconcileResult{Violations: len(byMerchant[m]), Opened: int(n)}
 	}
-	return ReconcileResult{Violations: len(vs), Opened: int(n)}, nil
+	return res, byMerchantRes, nil
 }
 
 // FindingFilter narrows Findings; zero fields do not filter.

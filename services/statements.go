@@ -224,6 +224,16 @@ type CloseDayResult struct {
 	RefundedAmount int64
 }
 
+// add adds the totals of one merchant's day, o, to r.
+func (r *CloseDayResult) add(o CloseDayResult) {
+	r.Merchants += o.Merchants
+	r.Lines += o.Lines
+	r.RedeemedCount += o.RedeemedCount
+	r.RedeemedAmount += o.RedeemedAmount
+	r.RefundedCount += o.RefundedCount
+	r.RefundedAmount += o.RefundedAmount
+}
+
 // Counts returns the result as named counts for the job-run record.
 func (r CloseDayResult) Counts() map[string]int64 {
 	return map[string]int64{"merchants": int64(r.Merchants), "lines": int64(r.Lines),
@@ -236,31 +246,52 @@ func (r CloseDayResult) Counts() map[string]int64 {
 // statement job records them in its run. It fails on the first merchant whose
 // statement cannot be computed.
 func (s *Statements) CloseDay(ctx context.Context) (CloseDayResult, error) {
+	res, _, err := s.closeDay(ctx, 0)
+	return res, err
+}
+
+// CloseDayMerchant is CloseDay for one merchant.
+func (s *Statements) CloseDayMerchant(ctx context.Context, merchantID int64) (CloseDayResult, error) {
+	res, _, err := s.closeDay(ctx, merchantID)
+	return res, err
+}
+
+// closeDay is CloseDay for one merchant, or every merchant when merchantID is
+// 0; it also returns the totals of each merchant whose day had lines.
+func (s *Statements) closeDay(ctx context.Context, merchantID int64) (CloseDayResult, map[int64]*CloseDayResult, error) {
 	var res CloseDayResult
+	byMerchant := map[int64]*CloseDayResult{}
 	var merchants []models.Merchant
-	if err := s.db.WithContext(ctx).Order("id").Find(&merchants).Error; err != nil {
-		return res, fmt.Errorf("list merchants: %w", err)
+	q := s.db.WithContext(ctx).Order("id")
+	if merchantID != 0 {
+		q = q.Where("id = ?", merchantID)
+	}
+	if err := q.Find(&merchants).Error; err != nil {
+		return res, byMerchant, fmt.Errorf("list merchants: %w", err)
 	}
 	now := s.now()
 	for _, m := range merchants {
 		loc, err := time.LoadLocation(m.Timezone)
 		if err != nil {
-			return res, fmt.Errorf("time zone of merchant %d: %w", m.ID, err)
+			return res, byMerchant, fmt.Errorf("time zone of merchant %d: %w", m.ID, err)
 		}
 		local := now.In(loc)
 		day := time.Date(local.Year(), local.Month(), local.Day()-1, 0, 0, 0, 0, loc)
 		st, err := s.statement(ctx, m.ID, loc, day, day, 0)
 		if err != nil {
-			return res, fmt.Errorf("close day %s of merchant %d: %w", day.Format(time.DateOnly), m.ID, err)
+			return res, byMerchant, fmt.Errorf("close day %s of merchant %d: %w", day.Format(time.DateOnly), m.ID, err)
 		}
-		res.Merchants++
-		res.Lines += len(st.Stores)
+		one := CloseDayResult{Merchants: 1, Lines: len(st.Stores)}
 		for _, l := range st.Stores {
-			res.RedeemedCount += l.RedeemedCount
-			res.RedeemedAmount += l.RedeemedAmount
-			res.RefundedCount += l.RefundedCount
-			res.RefundedAmount += l.RefundedAmount
+			one.RedeemedCount += l.RedeemedCount
+			one.RedeemedAmount += l.RedeemedAmount
+			one.RefundedCount += l.RefundedCount
+			one.RefundedAmount += l.RefundedAmount
+		}
+		res.add(one)
+		if one.Lines > 0 {
+			byMerchant[m.ID] = &one
 		}
 	}
-	return res, nil
+	return res, byMerchant, nil
 }

@@ -22,6 +22,7 @@ Usage:
   coupond migrate  [--database-url URL]                               apply database migrations
   coupond merchant create --code C --name N [--timezone TZ]           create a merchant
   coupond token create --merchant C --role ROLE [--store CODE]...     create an API token (prints only the token)
+  coupond jobs list [--merchant C] [--job J] [--limit N]              the installation's job runs, or a merchant's
   coupond audit    [--database-url URL]                               check every invariant; exit 1 on any violation
 
 Without --database-url (or COUPOND_DATABASE_URL) coupond uses the SQLite file
@@ -79,6 +80,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "token":
 		if len(rest) > 0 && rest[0] == "create" {
 			return runTokenCreate(ctx, rest[1:], stdout, stderr)
+		}
+	case "jobs":
+		if len(rest) > 0 && rest[0] == "list" {
+			return runJobsList(ctx, rest[1:], stdout, stderr)
 		}
 	case "audit":
 		return runAudit(ctx, rest, stdout, stderr)

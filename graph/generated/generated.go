@@ -330,13 +330,13 @@ type FindingResolver interface {
 	Redemption(ctx context.Context, obj *models.Finding) (*models.RedemptionFlow, error)
 }
 type JobRunResolver interface {
-	Counts(ctx context.Context, obj *models.JobRun) ([]*model.JobCount, error)
+	Counts(ctx context.Context, obj *services.JobRun) ([]*model.JobCount, error)
 }
 type MutationResolver interface {
 	CreateStore(ctx context.Context, input model.CreateStoreInput) (*models.Store, error)
 	CreateCampaign(ctx context.Context, input model.CreateCampaignInput) (*models.Campaign, error)
 	IssueCoupons(ctx context.Context, input model.IssueCouponsInput) (*model.IssueCouponsPayload, error)
-	RunJob(ctx context.Context, input model.RunJobInput) (*models.JobRun, error)
+	RunJob(ctx context.Context, input model.RunJobInput) (*services.JobRun, error)
 	ResolveFinding(ctx context.Context, input model.ResolveFindingInput) (*models.Finding, error)
 	RedeemCoupon(ctx context.Context, input model.RedeemCouponInput) (*models.RedemptionFlow, error)
 	ReserveCoupon(ctx context.Context, input model.RedeemCouponInput) (*models.RedemptionFlow, error)
@@ -5153,7 +5153,7 @@ func (ec *executionContext) fieldContext_JobCount_value(_ context.Context, field
 	return graphql.NewScalarFieldContext("JobCount", field, false, false, "Int")
 }
 
-func (ec *executionContext) _JobRun_id(ctx context.Context, field graphql.CollectedField, obj *models.JobRun) (ret graphql.Marshaler) {
+func (ec *executionContext) _JobRun_id(ctx context.Context, field graphql.CollectedField, obj *services.JobRun) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5176,7 +5176,7 @@ func (ec *executionContext) fieldContext_JobRun_id(_ context.Context, field grap
 	return graphql.NewScalarFieldContext("JobRun", field, false, false, "ID")
 }
 
-func (ec *executionContext) _JobRun_job(ctx context.Context, field graphql.CollectedField, obj *models.JobRun) (ret graphql.Marshaler) {
+func (ec *executionContext) _JobRun_job(ctx context.Context, field graphql.CollectedField, obj *services.JobRun) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5199,7 +5199,7 @@ func (ec *executionContext) fieldContext_JobRun_job(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("JobRun", field, false, false, "String")
 }
 
-func (ec *executionContext) _JobRun_slot(ctx context.Context, field graphql.CollectedField, obj *models.JobRun) (ret graphql.Marshaler) {
+func (ec *executionContext) _JobRun_slot(ctx context.Context, field graphql.CollectedField, obj *services.JobRun) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5222,7 +5222,7 @@ func (ec *executionContext) fieldContext_JobRun_slot(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("JobRun", field, false, false, "String")
 }
 
-func (ec *executionContext) _JobRun_node(ctx context.Context, field graphql.CollectedField, obj *models.JobRun) (ret graphql.Marshaler) {
+func (ec *executionContext) _JobRun_node(ctx context.Context, field graphql.CollectedField, obj *services.JobRun) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5245,7 +5245,7 @@ func (ec *executionContext) fieldContext_JobRun_node(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("JobRun", field, false, false, "String")
 }
 
-func (ec *executionContext) _JobRun_status(ctx context.Context, field graphql.CollectedField, obj *models.JobRun) (ret graphql.Marshaler) {
+func (ec *executionContext) _JobRun_status(ctx context.Context, field graphql.CollectedField, obj *services.JobRun) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5268,7 +5268,7 @@ func (ec *executionContext) fieldContext_JobRun_status(_ context.Context, field 
 	return graphql.NewScalarFieldContext("JobRun", field, false, false, "JobRunStatus")
 }
 
-func (ec *executionContext) _JobRun_counts(ctx context.Context, field graphql.CollectedField, obj *models.JobRun) (ret graphql.Marshaler) {
+func (ec *executionContext) _JobRun_counts(ctx context.Context, field graphql.CollectedField, obj *services.JobRun) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5300,7 +5300,7 @@ func (ec *executionContext) fieldContext_JobRun_counts(_ context.Context, field 
 	return fc, nil
 }
 
-func (ec *executionContext) _JobRun_error(ctx context.Context, field graphql.CollectedField, obj *models.JobRun) (ret graphql.Marshaler) {
+func (ec *executionContext) _JobRun_error(ctx context.Context, field graphql.CollectedField, obj *services.JobRun) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5323,7 +5323,7 @@ func (ec *executionContext) fieldContext_JobRun_error(_ context.Context, field g
 	return graphql.NewScalarFieldContext("JobRun", field, false, false, "String")
 }
 
-func (ec *executionContext) _JobRun_startedAt(ctx context.Context, field graphql.CollectedField, obj *models.JobRun) (ret graphql.Marshaler) {
+func (ec *executionContext) _JobRun_startedAt(ctx context.Context, field graphql.CollectedField, obj *services.JobRun) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5346,7 +5346,7 @@ func (ec *executionContext) fieldContext_JobRun_startedAt(_ context.Context, fie
 	return graphql.NewScalarFieldContext("JobRun", field, false, false, "Time")
 }
 
-func (ec *executionContext) _JobRun_finishedAt(ctx context.Context, field graphql.CollectedField, obj *models.JobRun) (ret graphql.Marshaler) {
+func (ec *executionContext) _JobRun_finishedAt(ctx context.Context, field graphql.CollectedField, obj *services.JobRun) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5468,8 +5468,8 @@ func (ec *executionContext) _JobRunEdge_node(ctx context.Context, field graphql.
 			return obj.Node, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *models.JobRun) graphql.Marshaler {
-			return ec.marshalNJobRun2ᚖcoupondᚋmodelsᚐJobRun(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *services.JobRun) graphql.Marshaler {
+			return ec.marshalNJobRun2ᚖcoupondᚋservicesᚐJobRun(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5725,8 +5725,8 @@ func (ec *executionContext) _Mutation_runJob(ctx context.Context, field graphql.
 			return ec.Resolvers.Mutation().RunJob(ctx, fc.Args["input"].(model.RunJobInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *models.JobRun) graphql.Marshaler {
-			return ec.marshalNJobRun2ᚖcoupondᚋmodelsᚐJobRun(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *services.JobRun) graphql.Marshaler {
+			return ec.marshalNJobRun2ᚖcoupondᚋservicesᚐJobRun(ctx, selections, v)
 		},
 		true,
 		true,
@@ -10739,7 +10739,7 @@ func (ec *executionContext) _JobCount(ctx context.Context, sel ast.SelectionSet,
 
 var jobRunImplementors = []string{"JobRun"}
 
-func (ec *executionContext) _JobRun(ctx context.Context, sel ast.SelectionSet, obj *models.JobRun) graphql.Marshaler {
+func (ec *executionContext) _JobRun(ctx context.Context, sel ast.SelectionSet, obj *services.JobRun) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, jobRunImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -12533,7 +12533,7 @@ func (ec *executionContext) marshalNJobCount2ᚖcoupondᚋgraphᚋmodelᚐJobCou
 	return ec._JobCount(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNJobRun2ᚖcoupondᚋmodelsᚐJobRun(ctx context.Context, sel ast.SelectionSet, v *models.JobRun) graphql.Marshaler {
+func (ec *executionContext) marshalNJobRun2ᚖcoupondᚋservicesᚐJobRun(ctx context.Context, sel ast.SelectionSet, v *services.JobRun) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "JobRun!")
 		return graphql.Null

@@ -5,6 +5,7 @@ package model
 import (
 	"bytes"
 	"coupond/models"
+	"coupond/services"
 	"fmt"
 	"io"
 	"strconv"
@@ -174,7 +175,7 @@ type JobRunEdge struct {
 	// Cursor of this row.
 	Cursor string `json:"cursor"`
 	// The run.
-	Node *models.JobRun `json:"node"`
+	Node *services.JobRun `json:"node"`
 }
 
 // Filters for job runs.
