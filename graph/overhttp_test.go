@@ -24,7 +24,10 @@ func TestGraphQLOverHTTP(t *testing.T) {
 	)
 	body := func(fields string) string { return "{" + fields + "}" }
 	const typename = `"query": "{ __typename }"`
-	const coerce = `"query": "query CoerceFailure($id: ID!) { __typename }", "variables": {"id": null}`
+	// A null for a non-null variable fails variable coercion, after the
+	// document validated.
+	const coerce = `"query": "query T($name: String!) { __type(name: $name) { name } }", "variables": {"name": null}`
+	const coerceType = `"query": "query T($name: String!) { __type(name: $name) { name } }", "variables": {"name": {"not": "a string"}}`
 	get := func(params ...string) string {
 		v := url.Values{}
 		for i := 0; i+1 < len(params); i += 2 {
@@ -99,6 +102,10 @@ func TestGraphQLOverHTTP(t *testing.T) {
 		{name: "unknown operationName as graphql-response+json", accept: gqlResp, body: body(typename + `, "operationName": "Nope"`), wantStatus: 400, wantType: gqlType, wantCode: "GRAPHQL_VALIDATION_FAILED"},
 		{name: "variable coercion failure as application/json", accept: "application/json", body: body(coerce), wantStatus: 200, wantType: jsonType, wantCode: "GRAPHQL_VALIDATION_FAILED"},
 		{name: "variable coercion failure as graphql-response+json", accept: gqlResp, body: body(coerce), wantStatus: 400, wantType: gqlType, wantCode: "GRAPHQL_VALIDATION_FAILED"},
+		{name: "variable of the wrong type as application/json", body: body(coerceType), wantStatus: 200, wantType: jsonType, wantCode: "GRAPHQL_VALIDATION_FAILED"},
+		{name: "variable of the wrong type as graphql-response+json", accept: gqlResp, body: body(coerceType), wantStatus: 400, wantType: gqlType, wantCode: "GRAPHQL_VALIDATION_FAILED"},
+		{name: "unused variable as graphql-response+json", accept: gqlResp, body: body(`"query": "query U($id: ID!) { __typename }", "variables": {"id": null}`),
+			wantStatus: 400, wantType: gqlType, wantCode: "GRAPHQL_VALIDATION_FAILED"},
 		{name: "operation limit as application/json", body: body(`"query": "mutation { a: __typename b: createStore(input: {code: \"A\", name: \"a\"}) { id } c: createStore(input: {code: \"B\", name: \"b\"}) { id } }"`),
 			wantStatus: 200, wantType: jsonType, wantCode: "QUERY_TOO_COMPLEX"},
 		{name: "operation limit as graphql-response+json", accept: gqlResp, body: body(`"query": "mutation { a: __typename b: createStore(input: {code: \"A\", name: \"a\"}) { id } c: createStore(input: {code: \"B\", name: \"b\"}) { id } }"`),
