@@ -122,7 +122,7 @@ func guardRequest(max int64, next http.Handler) http.Handler {
 			}
 			r.Body = readCloser{br, r.Body}
 		default:
-			w.Header().Set("Allow", "GET, POST, OPTIONS")
+			w.Header().Set("Allow", "OPTIONS, GET, POST") // as transport.Options answers OPTIONS
 			refuse(w, media, http.StatusMethodNotAllowed, errcode.BadUserInput, "use POST, or GET for queries")
 			return
 		}
