@@ -70,36 +70,46 @@ func TestGqlgenCodesMatch(t *testing.T) {
 	}
 }
 
-// The codes the GraphQL endpoint answers before any resolver runs come with
-// the HTTP status errcode's table declares for them.
-func TestRefusalsBeforeResolversHaveTheTableStatus(t *testing.T) {
+// The codes the GraphQL endpoint answers before any resolver runs come in a
+// 200 answer to application/json and a 400 answer to
+// application/graphql-response+json (GraphQL over HTTP), except a batch, which
+// is not a well-formed request and is 400 to both.
+func TestRefusalsBeforeResolversFollowTheMediaType(t *testing.T) {
 	a := newAPI(t, testdb.SQLite(t), graph.Options{})
 	tests := []struct {
-		name string
-		body string
-		want string
+		name     string
+		body     string
+		want     string
+		wantJSON int
 	}{
-		{"too deep", gqlBody(nested(16), nil), errcode.QueryTooComplex},
+		{"too deep", gqlBody(nested(16), nil), errcode.QueryTooComplex, http.StatusOK},
 		{"past complexity", gqlBody(`{ coupons(first: 100) { edges { node {
-			redemptions { coupon { redemptions { coupon { redemptions { redeemNo } } } } } } } } }`, nil), errcode.ComplexityLimitExceeded},
-		{"token flood", gqlBody("{ viewer { "+strings.Repeat("role ", 4000)+"} }", nil), errcode.GraphQLParseFailed},
-		{"unknown field", gqlBody(`{ coupns { edges { cursor } } }`, nil), errcode.GraphQLValidationFailed},
-		{"batch", "[" + gqlBody(`{ viewer { role } }`, nil) + "]", errcode.BadUserInput},
+			redemptions { coupon { redemptions { coupon { redemptions { redeemNo } } } } } } } } }`, nil), errcode.ComplexityLimitExceeded, http.StatusOK},
+		{"token flood", gqlBody("{ viewer { "+strings.Repeat("role ", 4000)+"} }", nil), errcode.GraphQLParseFailed, http.StatusOK},
+		{"unknown field", gqlBody(`{ coupns { edges { cursor } } }`, nil), errcode.GraphQLValidationFailed, http.StatusOK},
+		{"batch", "[" + gqlBody(`{ viewer { role } }`, nil) + "]", errcode.BadUserInput, http.StatusBadRequest},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(tt.body))
-			r.Header.Set("Content-Type", "application/json")
-			r.Header.Set("Authorization", "Bearer "+a.admin)
-			w := httptest.NewRecorder()
-			a.h.ServeHTTP(w, r)
-			var resp struct {
-				Errors []struct{ Extensions map[string]any }
-			}
-			must(t, json.Unmarshal(w.Body.Bytes(), &resp))
-			if len(resp.Errors) == 0 || resp.Errors[0].Extensions["code"] != tt.want || w.Code != errcode.Status(tt.want) {
-				t.Fatalf("HTTP %d %s; want %s with HTTP %d", w.Code, w.Body.String(), tt.want, errcode.Status(tt.want))
-			}
-		})
+		for _, accept := range []string{"application/json", "application/graphql-response+json"} {
+			t.Run(tt.name+" as "+accept, func(t *testing.T) {
+				r := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(tt.body))
+				r.Header.Set("Content-Type", "application/json")
+				r.Header.Set("Accept", accept)
+				r.Header.Set("Authorization", "Bearer "+a.admin)
+				w := httptest.NewRecorder()
+				a.h.ServeHTTP(w, r)
+				var resp struct {
+					Errors []struct{ Extensions map[string]any }
+				}
+				must(t, json.Unmarshal(w.Body.Bytes(), &resp))
+				want := tt.wantJSON
+				if accept != "application/json" {
+					want = http.StatusBadRequest
+				}
+				if len(resp.Errors) == 0 || resp.Errors[0].Extensions["code"] != tt.want || w.Code != want {
+					t.Fatalf("HTTP %d %s; want %s with HTTP %d", w.Code, w.Body.String(), tt.want, want)
+				}
+			})
+		}
 	}
 }

@@ -390,7 +390,7 @@ func TestHTTPRules(t *testing.T) {
 		wantBody                        string
 	}{
 		{"GET query", http.MethodGet, "", "%7B%20viewer%20%7B%20role%20%7D%20%7D", 200, `"role":"ADMIN"`},
-		{"GET mutation refused", http.MethodGet, "", "mutation%20%7B%20createStore(input%3A%7Bcode%3A%22A%22%2Cname%3A%22a%22%7D)%20%7B%20id%20%7D%20%7D", 406, "GET requests only allow query operations"},
+		{"GET mutation refused", http.MethodGet, "", "mutation%20%7B%20createStore(input%3A%7Bcode%3A%22A%22%2Cname%3A%22a%22%7D)%20%7B%20id%20%7D%20%7D", 405, "GET requests only allow query operations"},
 		{"form post refused", http.MethodPost, "application/x-www-form-urlencoded", "query=%7B%7D", 415, "application/json"},
 		{"body too large", http.MethodPost, "application/json", `{"query":"` + strings.Repeat(" ", 5000) + `{ viewer { role } }"}`, 413, "too large"},
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -42,8 +43,10 @@ type Options struct {
 const parserTokenLimit = 3000
 
 // NewHandler returns the GraphQL-over-HTTP handler for /graphql: POST with a
-// JSON body for queries and mutations, GET for queries only. It authenticates
-// the bearer token of every request and gives each request its own loaders.
+// JSON body for queries and mutations, GET for queries only, answered as
+// application/json or application/graphql-response+json as the Accept header
+// asks (see overHTTP). It authenticates the bearer token of every request and
+// gives each request its own loaders.
 func NewHandler(svc *services.Services, o Options) http.Handler {
 	if o.MaxBodyBytes == 0 {
 		o.MaxBodyBytes = 1 << 20
@@ -58,8 +61,7 @@ func NewHandler(svc *services.Services, o Options) http.Handler {
 	setComplexity(&cfg.Complexity)
 	srv := handler.New(generated.NewExecutableSchema(cfg))
 	srv.AddTransport(transport.Options{})
-	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
+	srv.AddTransport(overHTTP{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.SetParserTokenLimit(parserTokenLimit)
 	srv.SetDisableSuggestion(true)
@@ -85,30 +87,44 @@ func NewHandler(svc *services.Services, o Options) http.Handler {
 	var h http.Handler = srv
 	h = withLoaders(svc, h)
 	h = authn.Middleware(svc.Tokens, o.Logger, h)
-	return limitBody(o.MaxBodyBytes, h)
+	return guardRequest(o.MaxBodyBytes, h)
 }
 
-// limitBody caps the request body and refuses POST bodies that are not JSON,
-// before anything is parsed.
-func limitBody(max int64, next http.Handler) http.Handler {
+// guardRequest refuses, before the token is checked and before anything is
+// parsed, the requests coupond will not serve: an Accept header that allows
+// neither JSON type (406), a method other than GET, POST, OPTIONS and HEAD
+// (405), a POST body that is not UTF-8 application/json (415) or is larger
+// than max (413), and a batch (400). It caps the body it lets through at max.
+func guardRequest(max int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-			if mt != "application/json" && mt != "application/graphql-response+json" {
-				errcode.WriteStatus(w, http.StatusUnsupportedMediaType, errcode.BadUserInput, "POST bodies must be application/json", 0)
+		media, ok := negotiate(r.Header.Get("Accept"))
+		switch {
+		case !ok:
+			refuse(w, media, http.StatusNotAcceptable, errcode.BadUserInput,
+				"coupond answers application/graphql-response+json or application/json; the Accept header allows neither")
+			return
+		case r.Method == http.MethodGet, r.Method == http.MethodOptions, r.Method == http.MethodHead:
+		case r.Method == http.MethodPost:
+			mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+			if cs, ok := params["charset"]; mt != mediaJSON || ok && !strings.EqualFold(cs, "utf-8") {
+				refuse(w, media, http.StatusUnsupportedMediaType, errcode.BadUserInput, "POST bodies must be application/json in UTF-8")
 				return
 			}
 			if r.ContentLength > max {
-				errcode.WriteStatus(w, http.StatusRequestEntityTooLarge, errcode.BadUserInput, "request body too large", 0)
+				refuse(w, media, http.StatusRequestEntityTooLarge, errcode.BadUserInput, "request body too large")
 				return
 			}
 			r.Body = http.MaxBytesReader(w, r.Body, max)
 			br := bufio.NewReader(r.Body)
 			if first, err := peekNonSpace(br); err == nil && first == '[' {
-				errcode.Write(w, errcode.BadUserInput, "batched requests are not supported: send one operation per request", 0)
+				refuse(w, media, http.StatusBadRequest, errcode.BadUserInput, "batched requests are not supported: send one operation per request")
 				return
 			}
 			r.Body = readCloser{br, r.Body}
+		default:
+			w.Header().Set("Allow", "OPTIONS, GET, POST") // as transport.Options answers OPTIONS
+			refuse(w, media, http.StatusMethodNotAllowed, errcode.BadUserInput, "use POST, or GET for queries")
+			return
 		}
 		next.ServeHTTP(w, r)
 	})
