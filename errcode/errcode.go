@@ -117,16 +117,19 @@ var table = []Spec{
 	{Code: CustomerLimitExceeded, Status: http.StatusConflict},
 	{Code: Conflict, Status: http.StatusConflict},
 	{Code: RateLimited, Status: http.StatusTooManyRequests, Retryable: true, Audit: AuditRateLimit},
-	// gqlgen answers operations its extensions refuse with 200 and the error
-	// in the body, as it does every error that is not a protocol error.
-	{Code: QueryTooComplex, Status: http.StatusOK},
+	// A document refused before it runs (it does not parse, does not
+	// validate, its variables do not coerce, or it passes a limit) is 400
+	// for a client that accepts application/graphql-response+json; a client
+	// that accepts only application/json gets 200 with the errors in the body
+	// and no data, as GraphQL over HTTP asks (graph/transport.go).
+	{Code: QueryTooComplex, Status: http.StatusBadRequest},
 	{Code: Overloaded, Status: http.StatusServiceUnavailable, Retryable: true},
 	{Code: Unavailable, Status: http.StatusServiceUnavailable, Retryable: true},
 	{Code: Cancelled, Status: StatusClientClosedRequest, Retryable: true},
 	{Code: Internal, Status: http.StatusInternalServerError},
-	{Code: GraphQLParseFailed, Status: http.StatusUnprocessableEntity},
-	{Code: GraphQLValidationFailed, Status: http.StatusUnprocessableEntity},
-	{Code: ComplexityLimitExceeded, Status: http.StatusOK},
+	{Code: GraphQLParseFailed, Status: http.StatusBadRequest},
+	{Code: GraphQLValidationFailed, Status: http.StatusBadRequest},
+	{Code: ComplexityLimitExceeded, Status: http.StatusBadRequest},
 }
 
 var byCode = func() map[string]Spec {

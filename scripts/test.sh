@@ -46,6 +46,9 @@ go test -race -count=1 -timeout 10m ./...
 # serve --crash-at exists only in builds tagged crashpoints (the fault suite's).
 go test -race -count=1 -tags crashpoints -run 'Crash' ./cmd/coupond
 
+step "GraphQL over HTTP: the graphql-http audit suite (MUSTs and SHOULDs)"
+(cd graph/testdata/audit && npm ci --no-audit --no-fund --silent && node audit.mjs)
+
 step "fault suite, short subset (SIGKILL, terminated backends, a PostgreSQL crash restart, crash points, a failing order system)"
 BENCH_OUT="$(mktemp -d)" CI=1 bench/run.sh faults
 
