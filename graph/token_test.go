@@ -126,7 +126,9 @@ func TestTokensOverGraphQL(t *testing.T) {
 			}
 			// The list resolves the operators of a page with one batch.
 			var list struct {
-				Redemptions struct{ Edges []struct{ Node struct{ Operator *operator } } }
+				Redemptions struct {
+					Edges []struct{ Node struct{ Operator *operator } }
+				}
 			}
 			a.mustDo(t, a.admin, `{ redemptions(first: 10) { edges { node { operator { name } } } } }`, nil, &list)
 			if len(list.Redemptions.Edges) != 2 {
