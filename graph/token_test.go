@@ -124,7 +124,7 @@ func TestTokensOverGraphQL(t *testing.T) {
 			if got.System.Operator != nil {
 				t.Fatalf("a system redemption has operator %+v", got.System.Operator)
 			}
-			// The list resolves the operators of a page with one batch.
+			// The ledger list resolves operators too.
 			var list struct {
 				Redemptions struct {
 					Edges []struct{ Node struct{ Operator *operator } }
