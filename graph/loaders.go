@@ -30,6 +30,8 @@ type loaders struct {
 	redemptions    lazy[*dataloadgen.Loader[int64, []*models.RedemptionFlow]]
 	refunds        lazy[*dataloadgen.Loader[int64, []*models.RefundFlow]]
 	refundOf       lazy[*dataloadgen.Loader[int64, *models.RefundFlow]]
+	operator       lazy[*dataloadgen.Loader[int64, *models.APIToken]]
+	tokenStores    lazy[*dataloadgen.Loader[int64, []int64]]
 }
 
 // lazy holds a value made once, on first get.
@@ -162,6 +164,31 @@ func (l *loaders) refundOfLoader() *dataloadgen.Loader[int64, *models.RefundFlow
 			}
 			return out, errs
 		}, dataloadgen.WithWait(loaderWait))
+	})
+}
+
+func (l *loaders) operatorLoader() *dataloadgen.Loader[int64, *models.APIToken] {
+	s := l.s
+	return l.operator.get(func() *dataloadgen.Loader[int64, *models.APIToken] {
+		return dataloadgen.NewLoader(func(ctx context.Context, ids []int64) ([]*models.APIToken, []error) {
+			rows, err := s.Tokens.Operators(ctx, services.ActorFrom(ctx), ids)
+			m := byID(rows, func(r *models.APIToken) int64 { return r.ID })
+			out := make([]*models.APIToken, len(ids))
+			errs := make([]error, len(ids))
+			for i, id := range ids {
+				out[i], errs[i] = m[id], err
+			}
+			return out, errs
+		}, dataloadgen.WithWait(loaderWait))
+	})
+}
+
+func (l *loaders) tokenStoresLoader() *dataloadgen.Loader[int64, []int64] {
+	s := l.s
+	return l.tokenStores.get(func() *dataloadgen.Loader[int64, []int64] {
+		return listLoader(func(ctx context.Context, ids []int64) (map[int64][]int64, error) {
+			return s.Tokens.StoreIDs(ctx, services.ActorFrom(ctx), ids)
+		})
 	})
 }
 

@@ -58,6 +58,7 @@ func campaignID(c *models.Campaign) int64   { return c.ID }
 func flowID(f *models.RedemptionFlow) int64 { return f.ID }
 func findingID(f *models.Finding) int64     { return f.ID }
 func jobRunID(j *services.JobRun) int64     { return j.ID }
+func tokenID(t *models.APIToken) int64      { return t.ID }
 
 // jobCounts turns a run's counts, a JSON object of named integers, into a list
 // sorted by name.

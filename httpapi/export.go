@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -374,19 +375,20 @@ func (e *exporter) redemptions(ctx context.Context, actor services.Actor, r *htt
 	return &table{
 		name: "redemptions",
 		headerEn: []string{"redemption", "request id", "operation", "status", "reject reason", "release reason", "store",
-			"coupon", "order amount (yuan)", "discount (yuan)", "order", "created at", "finished at"},
+			"coupon", "order amount (yuan)", "discount (yuan)", "order", "created at", "finished at", "operator"},
 		headerZh: []string{"核销单号", "请求号", "方式", "状态", "拒绝原因", "释放原因", "门店", "券码", "订单金额(元)", "优惠金额(元)",
-			"订单号", "创建时间", "完成时间"},
+			"订单号", "创建时间", "完成时间", "操作员"},
 		rows: func(emit func([]any) error) error {
 			for {
-				stores, coupons, err := e.names(ctx, actor, page.Items)
+				stores, coupons, operators, err := e.names(ctx, actor, page.Items)
 				if err != nil {
 					return err
 				}
 				for _, fl := range page.Items {
 					if err := emit([]any{fl.RedeemNo, fl.RequestID, string(fl.Operation), string(fl.Status), deref(fl.RejectReason),
 						deref(fl.ReleaseReason), stores[fl.StoreID], coupons[fl.CouponID], yuan(fl.OrderAmount),
-						yuan(fl.DiscountAmount), deref(fl.OrderRef), localTime(&fl.CreatedAt, loc), localTime(fl.FinishedAt, loc)}); err != nil {
+						yuan(fl.DiscountAmount), deref(fl.OrderRef), localTime(&fl.CreatedAt, loc), localTime(fl.FinishedAt, loc),
+						operatorName(operators, fl.OperatorID)}); err != nil {
 						return err
 					}
 				}
@@ -402,31 +404,53 @@ func (e *exporter) redemptions(ctx context.Context, actor services.Actor, r *htt
 	}, nil
 }
 
-// names looks up the store codes and coupon codes of a page of flows.
-func (e *exporter) names(ctx context.Context, actor services.Actor, flows []models.RedemptionFlow) (map[int64]string, map[int64]string, error) {
-	storeIDs, couponIDs := make([]int64, 0, len(flows)), make([]int64, 0, len(flows))
+// names looks up the store codes, coupon codes and operator names of a page of
+// flows.
+func (e *exporter) names(ctx context.Context, actor services.Actor, flows []models.RedemptionFlow) (stores, coupons, operators map[int64]string, err error) {
+	storeIDs, couponIDs, operatorIDs := make([]int64, 0, len(flows)), make([]int64, 0, len(flows)), make([]int64, 0, len(flows))
 	for _, f := range flows {
 		storeIDs, couponIDs = append(storeIDs, f.StoreID), append(couponIDs, f.CouponID)
+		if f.OperatorID != nil {
+			operatorIDs = append(operatorIDs, *f.OperatorID)
+		}
 	}
-	stores, coupons := map[int64]string{}, map[int64]string{}
+	stores, coupons, operators = map[int64]string{}, map[int64]string{}, map[int64]string{}
 	if len(flows) == 0 {
-		return stores, coupons, nil
+		return stores, coupons, operators, nil
 	}
 	ss, err := e.svc.Stores.ByIDs(ctx, actor, storeIDs)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for _, s := range ss {
 		stores[s.ID] = s.Code
 	}
 	cs, err := e.svc.Coupons.ByIDs(ctx, actor, couponIDs)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for _, c := range cs {
 		coupons[c.ID] = c.Code
 	}
-	return stores, coupons, nil
+	// A page of the ledger is mostly a few tills: ask for each once.
+	slices.Sort(operatorIDs)
+	ops, err := e.svc.Tokens.Operators(ctx, actor, slices.Compact(operatorIDs))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, o := range ops {
+		operators[o.ID] = o.Name
+	}
+	return stores, coupons, operators, nil
+}
+
+// operatorName is the name of the token a flow was made with, or empty for
+// coupond itself.
+func operatorName(operators map[int64]string, id *int64) string {
+	if id == nil {
+		return ""
+	}
+	return operators[*id]
 }
 
 func deref[T any](p *T) T {

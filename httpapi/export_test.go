@@ -75,6 +75,34 @@ func TestExports(t *testing.T) {
 				}
 			}
 		})
+		t.Run("the ledger names the operator", func(t *testing.T) {
+			plain, _, err := svc.Tokens.Create(ctx, services.CreateTokenInput{MerchantID: m.ID, Role: models.RoleClerk,
+				StoreCodes: []string{"S1"}, Name: "till 7"})
+			must(t, err)
+			till, err := svc.Tokens.Authenticate(ctx, plain)
+			must(t, err)
+			red, err := svc.Redemptions.Redeem(ctx, till, services.RedeemInput{Code: issued.Codes[0], StoreID: till.StoreIDs[0],
+				RequestID: "export-op-1", OrderAmount: 500})
+			must(t, err)
+			sys, err := svc.Redemptions.Redeem(ctx, admin, services.RedeemInput{Code: issued.Codes[1], StoreID: till.StoreIDs[0],
+				RequestID: "export-op-2", OrderAmount: 500})
+			must(t, err)
+			for _, tt := range []struct{ lang, header string }{{"", "operator"}, {"zh", "操作员"}} {
+				w := get(finance, "/export/redemptions.csv?lang="+tt.lang)
+				lines := strings.Split(strings.TrimSpace(strings.TrimPrefix(w.Body.String(), "\xef\xbb\xbf")), "\n")
+				if w.Code != http.StatusOK || len(lines) != 3 || !strings.HasSuffix(strings.TrimSpace(lines[0]), ","+tt.header) {
+					t.Fatalf("HTTP %d %s", w.Code, w.Body.String())
+				}
+				rows := map[string]string{}
+				for _, l := range lines[1:] {
+					cells := strings.Split(strings.TrimSpace(l), ",")
+					rows[cells[0]] = cells[len(cells)-1]
+				}
+				if rows[red.RedeemNo] != "till 7" || rows[sys.RedeemNo] != "" {
+					t.Fatalf("operators %v, want till 7 for %s and none for %s", rows, red.RedeemNo, sys.RedeemNo)
+				}
+			}
+		})
 		t.Run("statements as xlsx", func(t *testing.T) {
 			w := get(finance, "/export/statements.xlsx?from="+today+"&to="+today)
 			if w.Code != http.StatusOK || !strings.Contains(w.Header().Get("Content-Type"), "spreadsheetml") {

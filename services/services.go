@@ -131,7 +131,7 @@ func New(db *gorm.DB, o Options) *Services {
 		Coupons:     &Coupons{db: db},
 		Stores:      &Stores{db: db, now: o.Now, audit: audit},
 		Merchants:   &Merchants{db: db, now: o.Now},
-		Tokens:      &Tokens{db: db, now: o.Now, audit: audit, ttl: o.TokenCacheTTL},
+		Tokens:      newTokens(db, o, audit),
 		Fulfiller:   o.Fulfiller,
 		Redemptions: newRedemptions(db, o, campaigns),
 	}

@@ -6,7 +6,10 @@ import (
 	"encoding/base32"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -76,16 +79,27 @@ func (m *Merchants) Current(ctx context.Context, actor Actor) (*models.Merchant,
 	return &mc, err
 }
 
-// Tokens issues and checks API tokens.
+// Tokens issues, lists, revokes and checks API tokens.
 type Tokens struct {
 	db    *gorm.DB
 	now   func() time.Time
 	audit *Audit
+	log   *slog.Logger
 	// ttl is how long an authenticated token is trusted without asking the
 	// database again; a revocation takes effect on other replicas within it.
+	// An expiry takes effect on time: no cache entry outlives its token.
 	ttl   time.Duration
 	mu    sync.Mutex
 	cache map[string]cachedActor
+	// used is when this process last had a token's use recorded, by token id.
+	used map[int64]time.Time
+	// usageWriters bounds the background writes of last_used_at in flight.
+	usageWriters chan struct{}
+}
+
+func newTokens(db *gorm.DB, o Options, audit *Audit) *Tokens {
+	return &Tokens{db: db, now: o.Now, audit: audit, log: o.Logger, ttl: o.TokenCacheTTL,
+		usageWriters: make(chan struct{}, maxUsageWriters)}
 }
 
 type cachedActor struct {
@@ -93,73 +107,274 @@ type cachedActor struct {
 	expires time.Time
 }
 
-// maxCachedTokens bounds the token cache; past it the cache starts over.
+// maxCachedTokens bounds the token cache and the record of recent uses; past
+// it they start over.
 const maxCachedTokens = 10_000
+
+// UsageInterval is how often, at most, a token's last use is written: a
+// token's lastUsedAt is exact to about this much. Writing it on every request
+// would add a write to every redemption; once a minute per token is noise.
+const UsageInterval = time.Minute
+
+// maxUsageWriters bounds the last-use writes in flight; a use that finds them
+// all busy is not recorded, and the token's next request tries again.
+const maxUsageWriters = 4
 
 // TokenPrefix starts every API token, so leaked tokens are easy to grep for.
 const TokenPrefix = "cpd_"
 
 // CreateTokenInput describes a new API token.
 type CreateTokenInput struct {
+	// MerchantID is the token's merchant for Create; CreateAs takes the
+	// actor's.
 	MerchantID int64
 	Role       models.Role
-	// StoreCodes binds a CLERK token to stores; required for clerks and
-	// refused for other roles.
+	// StoreCodes or StoreIDs bind a CLERK token to stores of the merchant;
+	// one of them is required for clerks and refused for other roles.
 	StoreCodes []string
-	Name       string
+	StoreIDs   []int64
+	// Name labels the token; empty means the role's name.
+	Name string
+	// ExpiresAt, when set, must be in the future; the token stops
+	// authenticating then.
+	ExpiresAt *time.Time
+	// RequestID, when set, makes the creation idempotent: a repeat with the
+	// same parameters returns the token it created, without its secret.
+	RequestID string
 }
 
-// Create makes a token and returns it in plain text, the only time it is ever
-// visible: only its SHA-256 hash is stored.
+// CreatedToken is the answer to a token creation.
+type CreatedToken struct {
+	// Secret is the token in plain text, set only in the answer that created
+	// it: only its hash is stored, so a repeat of the request cannot show it.
+	Secret string
+	Token  *models.APIToken
+}
+
+// Create makes a token for the CLI and the demo seeder (no actor) and returns
+// it in plain text, the only time it is ever visible.
 func (t *Tokens) Create(ctx context.Context, in CreateTokenInput) (string, *models.APIToken, error) {
+	ct, err := t.create(ctx, SystemActor(in.MerchantID), in)
+	if err != nil {
+		return "", nil, err
+	}
+	return ct.Secret, ct.Token, nil
+}
+
+// CreateAs makes a token of the actor's merchant; administrators only. It
+// fails with BAD_USER_INPUT for an invalid role, store binding, name, request
+// id or an expiry not in the future, NOT_FOUND for a store of another
+// merchant, and IDEMPOTENCY_KEY_REUSED when the request id was used for
+// another token; a repeat of a request id with the same parameters returns
+// the first token with an empty Secret and writes nothing.
+func (t *Tokens) CreateAs(ctx context.Context, actor Actor, in CreateTokenInput) (CreatedToken, error) {
+	if err := actor.require(models.RoleAdmin); err != nil {
+		return CreatedToken{}, err
+	}
+	in.MerchantID = actor.MerchantID
+	return t.create(ctx, actor, in)
+}
+
+func (t *Tokens) create(ctx context.Context, actor Actor, in CreateTokenInput) (CreatedToken, error) {
+	now := t.now()
 	switch in.Role {
 	case models.RoleAdmin, models.RoleFinance:
-		if len(in.StoreCodes) > 0 {
-			return "", nil, invalidf("only CLERK tokens are bound to stores")
+		if len(in.StoreCodes) > 0 || len(in.StoreIDs) > 0 {
+			return CreatedToken{}, invalidf("only CLERK tokens are bound to stores")
 		}
 	case models.RoleClerk:
-		if len(in.StoreCodes) == 0 {
-			return "", nil, invalidf("a CLERK token needs at least one store")
+		if len(in.StoreCodes) == 0 && len(in.StoreIDs) == 0 {
+			return CreatedToken{}, invalidf("a CLERK token needs at least one store")
 		}
 	default:
-		return "", nil, invalidf("role must be ADMIN, CLERK or FINANCE")
+		return CreatedToken{}, invalidf("role must be ADMIN, CLERK or FINANCE")
 	}
-	raw := make([]byte, 20)
-	_, _ = rand.Read(raw)
-	plain := TokenPrefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(raw))
+	in.Name = strings.TrimSpace(in.Name)
 	if in.Name == "" {
 		in.Name = strings.ToLower(string(in.Role))
 	}
 	if err := checkText("name", in.Name, 100, false); err != nil {
-		return "", nil, err
+		return CreatedToken{}, err
 	}
-	tok := &models.APIToken{MerchantID: in.MerchantID, Name: in.Name, Role: in.Role, TokenHash: hashToken(plain), CreatedAt: t.now()}
-	err := t.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		storeIDs := make([]int64, 0, len(in.StoreCodes))
-		for _, code := range in.StoreCodes {
-			st, err := models.StoreByCode(tx, in.MerchantID, code)
-			if errors.Is(err, gorm.ErrRecordNotFound) {
-				return notFoundf("store %s not found", code)
-			}
-			if err != nil {
-				return err
-			}
-			storeIDs = append(storeIDs, st.ID)
+	if in.ExpiresAt != nil {
+		exp := in.ExpiresAt.UTC().Truncate(time.Microsecond)
+		if !exp.After(now) {
+			return CreatedToken{}, invalidf("expiresAt must be in the future")
 		}
+		in.ExpiresAt = &exp
+	}
+	if in.RequestID != "" {
+		if err := validateRequestID(in.RequestID); err != nil {
+			return CreatedToken{}, err
+		}
+	}
+	db := t.db.WithContext(ctx)
+	storeIDs, err := t.resolveStores(db, in)
+	if err != nil {
+		return CreatedToken{}, err
+	}
+	fp := tokenFingerprint(in, storeIDs)
+	if in.RequestID != "" {
+		if ct, done, err := t.replay(db, in, fp); done {
+			return ct, err
+		}
+	}
+	raw := make([]byte, 20)
+	_, _ = rand.Read(raw)
+	plain := TokenPrefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(raw))
+	tok := &models.APIToken{MerchantID: in.MerchantID, Name: in.Name, Role: in.Role, TokenHash: hashToken(plain),
+		CreatedAt: now, ExpiresAt: in.ExpiresAt}
+	var reqID *string
+	if in.RequestID != "" {
+		reqID = &in.RequestID
+		tok.RequestID, tok.Fingerprint = reqID, &fp
+	}
+	err = db.Transaction(func(tx *gorm.DB) error {
 		if err := models.InsertToken(tx, tok, storeIDs); err != nil {
 			return err
 		}
-		return t.audit.record(tx, SystemActor(in.MerchantID), "token.create", fmt.Sprintf("token:%d", tok.ID),
-			fmt.Sprintf("role=%s stores=%v", in.Role, in.StoreCodes), nil)
+		detail := fmt.Sprintf("role=%s stores=%v", in.Role, storeIDs)
+		if in.ExpiresAt != nil {
+			detail += " expires=" + in.ExpiresAt.Format(time.RFC3339)
+		}
+		return t.audit.record(tx, actor, "token.create", fmt.Sprintf("token:%d", tok.ID), detail, reqID)
 	})
-	if err != nil {
-		return "", nil, fmt.Errorf("create token: %w", err)
+	if errors.Is(err, gorm.ErrDuplicatedKey) && in.RequestID != "" {
+		// A concurrent copy of this request committed first.
+		if ct, done, err := t.replay(db, in, fp); done {
+			return ct, err
+		}
 	}
-	return plain, tok, nil
+	if err != nil {
+		return CreatedToken{}, fmt.Errorf("create token: %w", err)
+	}
+	return CreatedToken{Secret: plain, Token: tok}, nil
 }
 
-// Authenticate resolves a bearer token to its actor. An unknown or revoked
-// token is UNAUTHENTICATED.
+// replay answers a repeated request id with its token, or with
+// IDEMPOTENCY_KEY_REUSED when the parameters differ; done is false when the
+// request id is new.
+func (t *Tokens) replay(db *gorm.DB, in CreateTokenInput, fp string) (CreatedToken, bool, error) {
+	prior, err := models.TokenByRequest(db, in.MerchantID, in.RequestID)
+	switch {
+	case err != nil:
+		return CreatedToken{}, true, fmt.Errorf("create token: find request %s: %w", in.RequestID, err)
+	case prior == nil:
+		return CreatedToken{}, false, nil
+	case prior.Fingerprint == nil || *prior.Fingerprint != fp:
+		return CreatedToken{}, true, ErrIdempotencyKeyReused
+	}
+	return CreatedToken{Token: prior}, true, nil
+}
+
+// resolveStores returns the sorted, distinct ids of the stores a clerk token
+// names, checking they are the merchant's: NOT_FOUND otherwise.
+func (t *Tokens) resolveStores(db *gorm.DB, in CreateTokenInput) ([]int64, error) {
+	ids := slices.Clone(in.StoreIDs)
+	for _, code := range in.StoreCodes {
+		st, err := models.StoreByCode(db, in.MerchantID, code)
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil, notFoundf("store %s not found", code)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("create token: find store %s: %w", code, err)
+		}
+		ids = append(ids, st.ID)
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	known, err := models.ExistingStores(db, in.MerchantID, ids)
+	if err != nil {
+		return nil, fmt.Errorf("create token: check stores: %w", err)
+	}
+	for _, id := range ids {
+		if !slices.Contains(known, id) {
+			return nil, notFoundf("store %d not found", id)
+		}
+	}
+	return ids, nil
+}
+
+// tokenFingerprint hashes what a createToken request asks for.
+func tokenFingerprint(in CreateTokenInput, storeIDs []int64) string {
+	parts := []string{"token", string(in.Role), in.Name, ""}
+	if in.ExpiresAt != nil {
+		parts[3] = in.ExpiresAt.Format(time.RFC3339Nano)
+	}
+	for _, id := range storeIDs {
+		parts = append(parts, strconv.FormatInt(id, 10))
+	}
+	return fingerprint(parts...)
+}
+
+// List returns the merchant's tokens, newest first; administrators only.
+func (t *Tokens) List(ctx context.Context, actor Actor, p PageArgs) (Page[models.APIToken], error) {
+	if err := actor.require(models.RoleAdmin); err != nil {
+		return Page[models.APIToken]{}, err
+	}
+	return paginate[models.APIToken](models.TokensOf(t.db.WithContext(ctx), actor.MerchantID), "api_tokens", p)
+}
+
+// StoreIDs returns the stores each of the merchant's tokens among tokenIDs is
+// bound to, keyed by token id; administrators only.
+func (t *Tokens) StoreIDs(ctx context.Context, actor Actor, tokenIDs []int64) (map[int64][]int64, error) {
+	if err := actor.require(models.RoleAdmin); err != nil {
+		return nil, err
+	}
+	return models.TokenStoreIDs(t.db.WithContext(ctx), actor.MerchantID, tokenIDs)
+}
+
+// Operators returns id, name and role of the merchant's tokens among ids, for
+// showing who made a redemption or refund; any role of the merchant may ask.
+func (t *Tokens) Operators(ctx context.Context, actor Actor, ids []int64) ([]models.APIToken, error) {
+	if err := actor.require(models.RoleAdmin, models.RoleFinance, models.RoleClerk); err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	return models.TokenOperators(t.db.WithContext(ctx), actor.MerchantID, ids)
+}
+
+// Revoke revokes a token of the actor's merchant and returns it;
+// administrators only. An unknown id, or another merchant's token, is
+// NOT_FOUND; revoking a revoked token returns it unchanged. This process
+// forgets the token at once; other replicas within their token cache TTL.
+func (t *Tokens) Revoke(ctx context.Context, actor Actor, tokenID int64) (*models.APIToken, error) {
+	if err := actor.require(models.RoleAdmin); err != nil {
+		return nil, err
+	}
+	var tok *models.APIToken
+	err := t.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		revoked, err := models.RevokeToken(tx, actor.MerchantID, tokenID, t.now())
+		if err != nil {
+			return err
+		}
+		if tok, err = models.TokenByID(tx, actor.MerchantID, tokenID); err != nil {
+			return err
+		}
+		if !revoked {
+			return nil
+		}
+		return t.audit.record(tx, actor, "token.revoke", fmt.Sprintf("token:%d", tokenID), "", nil)
+	})
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, notFoundf("token %d not found", tokenID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("revoke token %d: %w", tokenID, err)
+	}
+	t.forget(tokenID)
+	return tok, nil
+}
+
+// Authenticate resolves a bearer token to its actor. An unknown, revoked or
+// expired token is UNAUTHENTICATED; a revocation on another replica is seen
+// within the cache TTL, an expiry on time. Each use is recorded in the
+// background, at most once per UsageInterval per token.
 func (t *Tokens) Authenticate(ctx context.Context, token string) (Actor, error) {
 	if !strings.HasPrefix(token, TokenPrefix) || len(token) > 100 {
 		return Actor{}, errUnauthenticated
@@ -167,11 +382,11 @@ func (t *Tokens) Authenticate(ctx context.Context, token string) (Actor, error) 
 	hash := hashToken(token)
 	now := t.now()
 	if a, ok := t.cached(hash, now); ok {
+		t.noteUse(a.TokenID, now)
 		return a, nil
 	}
 	db := t.db.WithContext(ctx)
-	var tok models.APIToken
-	err := db.Where("token_hash = ? AND revoked_at IS NULL", hash).Take(&tok).Error
+	tok, err := models.LiveTokenByHash(db, hash, now)
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return Actor{}, errUnauthenticated
 	}
@@ -180,12 +395,14 @@ func (t *Tokens) Authenticate(ctx context.Context, token string) (Actor, error) 
 	}
 	a := Actor{MerchantID: tok.MerchantID, TokenID: tok.ID, Role: tok.Role}
 	if tok.Role == models.RoleClerk {
-		if err := db.Model(&models.APITokenStore{}).Where("token_id = ?", tok.ID).Order("store_id").
-			Pluck("store_id", &a.StoreIDs).Error; err != nil {
+		stores, err := models.TokenStoreIDs(db, tok.MerchantID, []int64{tok.ID})
+		if err != nil {
 			return Actor{}, fmt.Errorf("authenticate: %w", err)
 		}
+		a.StoreIDs = stores[tok.ID]
 	}
-	t.remember(hash, a, now)
+	t.remember(hash, a, tok.ExpiresAt, now)
+	t.noteUse(a.TokenID, now)
 	return a, nil
 }
 
@@ -202,16 +419,22 @@ func (t *Tokens) cached(hash string, now time.Time) (Actor, bool) {
 	return c.actor, true
 }
 
-func (t *Tokens) remember(hash string, a Actor, now time.Time) {
+// remember caches an actor for the TTL, or until its token expires if that
+// is sooner.
+func (t *Tokens) remember(hash string, a Actor, tokenExpires *time.Time, now time.Time) {
 	if t.ttl <= 0 {
 		return
+	}
+	until := now.Add(t.ttl)
+	if tokenExpires != nil && tokenExpires.Before(until) {
+		until = *tokenExpires
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.cache == nil || len(t.cache) >= maxCachedTokens {
 		t.cache = make(map[string]cachedActor)
 	}
-	t.cache[hash] = cachedActor{actor: a, expires: now.Add(t.ttl)}
+	t.cache[hash] = cachedActor{actor: a, expires: until}
 }
 
 func (t *Tokens) forget(tokenID int64) {
@@ -224,20 +447,34 @@ func (t *Tokens) forget(tokenID int64) {
 	}
 }
 
-// Revoke revokes a token of the actor's merchant; administrators only.
-func (t *Tokens) Revoke(ctx context.Context, actor Actor, tokenID int64) error {
-	if err := actor.require(models.RoleAdmin); err != nil {
-		return err
+// noteUse records a token's use at now in the background, unless this
+// process recorded one less than UsageInterval ago: authentication never
+// waits for the write, and a token used a thousand times a second costs one
+// small UPDATE a minute per replica (the UPDATE's own condition skips it when
+// another replica wrote within the interval).
+func (t *Tokens) noteUse(tokenID int64, now time.Time) {
+	t.mu.Lock()
+	if last, ok := t.used[tokenID]; ok && now.Sub(last) < UsageInterval && !now.Before(last) {
+		t.mu.Unlock()
+		return
 	}
-	return t.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		ok, err := models.RevokeToken(tx, actor.MerchantID, tokenID, t.now())
-		if err != nil {
-			return err
+	select {
+	case t.usageWriters <- struct{}{}:
+	default:
+		t.mu.Unlock()
+		return
+	}
+	if t.used == nil || len(t.used) >= maxCachedTokens {
+		t.used = make(map[int64]time.Time)
+	}
+	t.used[tokenID] = now
+	t.mu.Unlock()
+	go func() {
+		defer func() { <-t.usageWriters }()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := models.TouchToken(t.db.WithContext(ctx), tokenID, now, now.Add(-UsageInterval)); err != nil {
+			t.log.Warn("record token use", "token", tokenID, "err", err)
 		}
-		if !ok {
-			return notFoundf("token %d not found", tokenID)
-		}
-		t.forget(tokenID)
-		return t.audit.record(tx, actor, "token.revoke", fmt.Sprintf("token:%d", tokenID), "", nil)
-	})
+	}()
 }

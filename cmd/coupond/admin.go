@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
 	"time"
 
 	"gorm.io/gorm"
@@ -79,6 +82,41 @@ func runTokenCreate(ctx context.Context, args []string, stdout, stderr io.Writer
 	name := fs.FlagSet.String("name", "", "a label for the token")
 	var stores multiFlag
 	fs.Var(&stores, "store", "store code a CLERK token is bound to (repeat for several)")
+	expiresIn := fs.FlagSet.Duration("expires-in", 0, "the token stops working this long after now, e.g. 720h (0: never)")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if *expiresIn < 0 {
+		return fmt.Errorf("--expires-in must not be negative")
+	}
+	db, err := openDB(ctx, *dbURL, models.OpenOptions{})
+	if err != nil {
+		return err
+	}
+	defer models.Close(db)
+	svc := services.New(db, services.Options{})
+	m, err := svc.Merchants.ByCode(ctx, *merchant)
+	if err != nil {
+		return err
+	}
+	in := services.CreateTokenInput{MerchantID: m.ID, Role: models.Role(*role), StoreCodes: stores, Name: *name}
+	if *expiresIn > 0 {
+		exp := time.Now().UTC().Add(*expiresIn)
+		in.ExpiresAt = &exp
+	}
+	token, _, err := svc.Tokens.Create(ctx, in)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, token)
+	return nil
+}
+
+// runTokenList prints a merchant's tokens, newest first, one a line.
+func runTokenList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("token list", stderr)
+	dbURL := fs.databaseURL()
+	merchant := fs.FlagSet.String("merchant", "", "merchant code (required)")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -92,13 +130,80 @@ func runTokenCreate(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
-	token, _, err := svc.Tokens.Create(ctx, services.CreateTokenInput{MerchantID: m.ID, Role: models.Role(*role),
-		StoreCodes: stores, Name: *name})
+	actor := services.SystemActor(m.ID)
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tROLE\tSTORES\tCREATED\tEXPIRES\tLAST USED\tREVOKED")
+	page := services.PageArgs{First: services.MaxPageSize}
+	for {
+		toks, err := svc.Tokens.List(ctx, actor, page)
+		if err != nil {
+			return err
+		}
+		ids := make([]int64, len(toks.Items))
+		for i, t := range toks.Items {
+			ids[i] = t.ID
+		}
+		stores, err := svc.Tokens.StoreIDs(ctx, actor, ids)
+		if err != nil {
+			return err
+		}
+		for _, t := range toks.Items {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Name, t.Role, storeList(stores[t.ID]),
+				cliTime(&t.CreatedAt), cliTime(t.ExpiresAt), cliTime(t.LastUsedAt), cliTime(t.RevokedAt))
+		}
+		if !toks.HasNextPage {
+			break
+		}
+		page.After = services.EncodeCursor(toks.Items[len(toks.Items)-1].ID)
+	}
+	return tw.Flush()
+}
+
+// runTokenRevoke revokes a token of a merchant; revoking it again is not an
+// error.
+func runTokenRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("token revoke", stderr)
+	dbURL := fs.databaseURL()
+	merchant := fs.FlagSet.String("merchant", "", "merchant code (required)")
+	id := fs.FlagSet.Int64("id", 0, "the token's id, as token list prints it (required)")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	db, err := openDB(ctx, *dbURL, models.OpenOptions{})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, token)
+	defer models.Close(db)
+	svc := services.New(db, services.Options{})
+	m, err := svc.Merchants.ByCode(ctx, *merchant)
+	if err != nil {
+		return err
+	}
+	tok, err := svc.Tokens.Revoke(ctx, services.SystemActor(m.ID), *id)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "token %d (%s) revoked at %s; servers stop accepting it within their --token-cache-ttl\n",
+		tok.ID, tok.Name, cliTime(tok.RevokedAt))
 	return nil
+}
+
+func storeList(ids []int64) string {
+	if len(ids) == 0 {
+		return "-"
+	}
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = strconv.FormatInt(id, 10)
+	}
+	return strings.Join(s, ",")
+}
+
+func cliTime(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
 }
 
 // runAudit runs every reconciliation check, prints each violation and fails

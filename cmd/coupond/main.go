@@ -21,7 +21,10 @@ Usage:
   coupond serve    [--addr :8080] [--database-url URL] [--demo] ...   run the API, console and jobs
   coupond migrate  [--database-url URL]                               apply database migrations
   coupond merchant create --code C --name N [--timezone TZ]           create a merchant
-  coupond token create --merchant C --role ROLE [--store CODE]...     create an API token (prints only the token)
+  coupond token create --merchant C --role ROLE [--store CODE]... [--expires-in 720h]
+                                                                      create an API token (prints only the token)
+  coupond token list   --merchant C                                   list a merchant's tokens
+  coupond token revoke --merchant C --id N                            revoke a token
   coupond jobs list [--merchant C] [--job J] [--limit N]              the installation's job runs, or a merchant's
   coupond audit    [--database-url URL]                               check every invariant; exit 1 on any violation
 
@@ -78,8 +81,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return runMerchantCreate(ctx, rest[1:], stdout, stderr)
 		}
 	case "token":
-		if len(rest) > 0 && rest[0] == "create" {
-			return runTokenCreate(ctx, rest[1:], stdout, stderr)
+		if len(rest) > 0 {
+			switch rest[0] {
+			case "create":
+				return runTokenCreate(ctx, rest[1:], stdout, stderr)
+			case "list":
+				return runTokenList(ctx, rest[1:], stdout, stderr)
+			case "revoke":
+				return runTokenRevoke(ctx, rest[1:], stdout, stderr)
+			}
 		}
 	case "jobs":
 		if len(rest) > 0 && rest[0] == "list" {

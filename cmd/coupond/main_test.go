@@ -243,6 +243,26 @@ func TestCLI(t *testing.T) {
 			if err != nil || !regexp.MustCompile(`^cpd_\w+\n$`).MatchString(out) {
 				t.Fatalf("token create printed %q, %v; want only the token", out, err)
 			}
+			if out, err = cli("token", "create", "--merchant", "acme", "--role", "FINANCE", "--name", "books", "--expires-in", "720h"); err != nil {
+				t.Fatalf("token create --expires-in: %q %v", out, err)
+			}
+			out, err = cli("token", "list", "--merchant", "acme")
+			if err != nil || !regexp.MustCompile(`(?m)^2\s+books\s+FINANCE\s+-\s+\S+\s+\d{4}-\S+\s+-\s+-\s*$`).MatchString(out) ||
+				!regexp.MustCompile(`(?m)^1\s+admin\s+ADMIN\s+-\s+\S+\s+-\s+-\s+-\s*$`).MatchString(out) {
+				t.Fatalf("token list: %q %v", out, err)
+			}
+			if out, err = cli("token", "revoke", "--merchant", "acme", "--id", "2"); err != nil || !strings.Contains(out, "token 2 (books) revoked") {
+				t.Fatalf("token revoke: %q %v", out, err)
+			}
+			if again, err := cli("token", "revoke", "--merchant", "acme", "--id", "2"); err != nil || again != out {
+				t.Fatalf("second token revoke: %q %v, want %q", again, err, out)
+			}
+			if _, err = cli("token", "revoke", "--merchant", "acme", "--id", "99"); err == nil {
+				t.Fatal("revoking an unknown token succeeded")
+			}
+			if out, err = cli("token", "list", "--merchant", "acme"); err != nil || !regexp.MustCompile(`(?m)^2\s+books\s+FINANCE\s+.*\d{4}-\S+\s*$`).MatchString(out) {
+				t.Fatalf("token list after revoke: %q %v", out, err)
+			}
 			if out, err = cli("audit"); err != nil || !strings.Contains(out, "no violations") {
 				t.Fatalf("audit of a consistent database: %q %v", out, err)
 			}

@@ -31,6 +31,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	ApiToken() ApiTokenResolver
 	Campaign() CampaignResolver
 	Coupon() CouponResolver
 	CouponTransition() CouponTransitionResolver
@@ -48,6 +49,27 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	ApiToken struct {
+		CreatedAt  func(childComplexity int) int
+		ExpiresAt  func(childComplexity int) int
+		ID         func(childComplexity int) int
+		LastUsedAt func(childComplexity int) int
+		Name       func(childComplexity int) int
+		RevokedAt  func(childComplexity int) int
+		Role       func(childComplexity int) int
+		Stores     func(childComplexity int) int
+	}
+
+	ApiTokenConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	ApiTokenEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	Campaign struct {
 		CreatedAt           func(childComplexity int) int
 		ID                  func(childComplexity int) int
@@ -109,6 +131,11 @@ type ComplexityRoot struct {
 		Store        func(childComplexity int) int
 		ToStatus     func(childComplexity int) int
 		VersionAfter func(childComplexity int) int
+	}
+
+	CreateTokenPayload struct {
+		APIToken func(childComplexity int) int
+		Token    func(childComplexity int) int
 	}
 
 	Finding struct {
@@ -186,12 +213,20 @@ type ComplexityRoot struct {
 		ConfirmRedemption func(childComplexity int, input model.ConfirmRedemptionInput) int
 		CreateCampaign    func(childComplexity int, input model.CreateCampaignInput) int
 		CreateStore       func(childComplexity int, input model.CreateStoreInput) int
+		CreateToken       func(childComplexity int, input model.CreateTokenInput) int
 		IssueCoupons      func(childComplexity int, input model.IssueCouponsInput) int
 		RedeemCoupon      func(childComplexity int, input model.RedeemCouponInput) int
 		RefundRedemption  func(childComplexity int, input model.RefundRedemptionInput) int
 		ReserveCoupon     func(childComplexity int, input model.RedeemCouponInput) int
 		ResolveFinding    func(childComplexity int, input model.ResolveFindingInput) int
+		RevokeToken       func(childComplexity int, input model.RevokeTokenInput) int
 		RunJob            func(childComplexity int, input model.RunJobInput) int
+	}
+
+	Operator struct {
+		ID   func(childComplexity int) int
+		Name func(childComplexity int) int
+		Role func(childComplexity int) int
 	}
 
 	PageInfo struct {
@@ -213,6 +248,7 @@ type ComplexityRoot struct {
 		RedemptionsByHour func(childComplexity int, from time.Time, to time.Time, storeID *int64) int
 		Statements        func(childComplexity int, from string, to string, storeID *int64) int
 		Stores            func(childComplexity int, first *int64, after *string) int
+		Tokens            func(childComplexity int, first *int64, after *string) int
 		Viewer            func(childComplexity int) int
 	}
 
@@ -223,6 +259,7 @@ type ComplexityRoot struct {
 		FinishedAt     func(childComplexity int) int
 		HoldUntil      func(childComplexity int) int
 		Operation      func(childComplexity int) int
+		Operator       func(childComplexity int) int
 		OrderAmount    func(childComplexity int) int
 		OrderRef       func(childComplexity int) int
 		RedeemNo       func(childComplexity int) int
@@ -255,6 +292,7 @@ type ComplexityRoot struct {
 	Refund struct {
 		Amount         func(childComplexity int) int
 		CreatedAt      func(childComplexity int) int
+		Operator       func(childComplexity int) int
 		Reason         func(childComplexity int) int
 		Redemption     func(childComplexity int) int
 		RefundNo       func(childComplexity int) int
@@ -311,6 +349,9 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type ApiTokenResolver interface {
+	Stores(ctx context.Context, obj *models.APIToken) ([]*models.Store, error)
+}
 type CampaignResolver interface {
 	Stores(ctx context.Context, obj *models.Campaign) ([]*models.Store, error)
 }
@@ -343,6 +384,8 @@ type MutationResolver interface {
 	ConfirmRedemption(ctx context.Context, input model.ConfirmRedemptionInput) (*models.RedemptionFlow, error)
 	CancelRedemption(ctx context.Context, input model.CancelRedemptionInput) (*models.RedemptionFlow, error)
 	RefundRedemption(ctx context.Context, input model.RefundRedemptionInput) (*models.RefundFlow, error)
+	CreateToken(ctx context.Context, input model.CreateTokenInput) (*model.CreateTokenPayload, error)
+	RevokeToken(ctx context.Context, input model.RevokeTokenInput) (*models.APIToken, error)
 }
 type QueryResolver interface {
 	Viewer(ctx context.Context) (*model.Viewer, error)
@@ -359,6 +402,7 @@ type QueryResolver interface {
 	Redemption(ctx context.Context, redeemNo string) (*models.RedemptionFlow, error)
 	Redemptions(ctx context.Context, filter *model.RedemptionFilter, first *int64, after *string) (*model.RedemptionConnection, error)
 	Stores(ctx context.Context, first *int64, after *string) (*model.StoreConnection, error)
+	Tokens(ctx context.Context, first *int64, after *string) (*model.APITokenConnection, error)
 }
 type RedemptionResolver interface {
 	RejectReason(ctx context.Context, obj *models.RedemptionFlow) (*model.RejectReason, error)
@@ -367,6 +411,8 @@ type RedemptionResolver interface {
 	Store(ctx context.Context, obj *models.RedemptionFlow) (*models.Store, error)
 
 	Refund(ctx context.Context, obj *models.RedemptionFlow) (*models.RefundFlow, error)
+
+	Operator(ctx context.Context, obj *models.RedemptionFlow) (*models.APIToken, error)
 }
 type RedemptionQuoteResolver interface {
 	RejectReason(ctx context.Context, obj *services.Quote) (*model.RejectReason, error)
@@ -375,6 +421,8 @@ type RefundResolver interface {
 	Redemption(ctx context.Context, obj *models.RefundFlow) (*models.RedemptionFlow, error)
 
 	ReissuedCoupon(ctx context.Context, obj *models.RefundFlow) (*models.Coupon, error)
+
+	Operator(ctx context.Context, obj *models.RefundFlow) (*models.APIToken, error)
 }
 type StatementLineResolver interface {
 	Store(ctx context.Context, obj *services.StatementLine) (*models.Store, error)
@@ -398,6 +446,81 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "ApiToken.createdAt":
+		if e.ComplexityRoot.ApiToken.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiToken.CreatedAt(childComplexity), true
+	case "ApiToken.expiresAt":
+		if e.ComplexityRoot.ApiToken.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiToken.ExpiresAt(childComplexity), true
+	case "ApiToken.id":
+		if e.ComplexityRoot.ApiToken.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiToken.ID(childComplexity), true
+	case "ApiToken.lastUsedAt":
+		if e.ComplexityRoot.ApiToken.LastUsedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiToken.LastUsedAt(childComplexity), true
+	case "ApiToken.name":
+		if e.ComplexityRoot.ApiToken.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiToken.Name(childComplexity), true
+	case "ApiToken.revokedAt":
+		if e.ComplexityRoot.ApiToken.RevokedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiToken.RevokedAt(childComplexity), true
+	case "ApiToken.role":
+		if e.ComplexityRoot.ApiToken.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiToken.Role(childComplexity), true
+	case "ApiToken.stores":
+		if e.ComplexityRoot.ApiToken.Stores == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiToken.Stores(childComplexity), true
+
+	case "ApiTokenConnection.edges":
+		if e.ComplexityRoot.ApiTokenConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiTokenConnection.Edges(childComplexity), true
+	case "ApiTokenConnection.pageInfo":
+		if e.ComplexityRoot.ApiTokenConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiTokenConnection.PageInfo(childComplexity), true
+
+	case "ApiTokenEdge.cursor":
+		if e.ComplexityRoot.ApiTokenEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiTokenEdge.Cursor(childComplexity), true
+	case "ApiTokenEdge.node":
+		if e.ComplexityRoot.ApiTokenEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiTokenEdge.Node(childComplexity), true
 
 	case "Campaign.createdAt":
 		if e.ComplexityRoot.Campaign.CreatedAt == nil {
@@ -657,6 +780,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CouponTransition.VersionAfter(childComplexity), true
+
+	case "CreateTokenPayload.apiToken":
+		if e.ComplexityRoot.CreateTokenPayload.APIToken == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateTokenPayload.APIToken(childComplexity), true
+	case "CreateTokenPayload.token":
+		if e.ComplexityRoot.CreateTokenPayload.Token == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateTokenPayload.Token(childComplexity), true
 
 	case "Finding.coupon":
 		if e.ComplexityRoot.Finding.Coupon == nil {
@@ -952,6 +1088,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateStore(childComplexity, args["input"].(model.CreateStoreInput)), true
+	case "Mutation.createToken":
+		if e.ComplexityRoot.Mutation.CreateToken == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createToken_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateToken(childComplexity, args["input"].(model.CreateTokenInput)), true
 	case "Mutation.issueCoupons":
 		if e.ComplexityRoot.Mutation.IssueCoupons == nil {
 			break
@@ -1007,6 +1154,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ResolveFinding(childComplexity, args["input"].(model.ResolveFindingInput)), true
+	case "Mutation.revokeToken":
+		if e.ComplexityRoot.Mutation.RevokeToken == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_revokeToken_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RevokeToken(childComplexity, args["input"].(model.RevokeTokenInput)), true
 	case "Mutation.runJob":
 		if e.ComplexityRoot.Mutation.RunJob == nil {
 			break
@@ -1018,6 +1176,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RunJob(childComplexity, args["input"].(model.RunJobInput)), true
+
+	case "Operator.id":
+		if e.ComplexityRoot.Operator.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operator.ID(childComplexity), true
+	case "Operator.name":
+		if e.ComplexityRoot.Operator.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operator.Name(childComplexity), true
+	case "Operator.role":
+		if e.ComplexityRoot.Operator.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operator.Role(childComplexity), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -1171,6 +1348,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Stores(childComplexity, args["first"].(*int64), args["after"].(*string)), true
+	case "Query.tokens":
+		if e.ComplexityRoot.Query.Tokens == nil {
+			break
+		}
+
+		args, err := ec.field_Query_tokens_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Tokens(childComplexity, args["first"].(*int64), args["after"].(*string)), true
 	case "Query.viewer":
 		if e.ComplexityRoot.Query.Viewer == nil {
 			break
@@ -1214,6 +1402,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Redemption.Operation(childComplexity), true
+	case "Redemption.operator":
+		if e.ComplexityRoot.Redemption.Operator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Redemption.Operator(childComplexity), true
 	case "Redemption.orderAmount":
 		if e.ComplexityRoot.Redemption.OrderAmount == nil {
 			break
@@ -1338,6 +1532,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Refund.CreatedAt(childComplexity), true
+	case "Refund.operator":
+		if e.ComplexityRoot.Refund.Operator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.Operator(childComplexity), true
 	case "Refund.reason":
 		if e.ComplexityRoot.Refund.Reason == nil {
 			break
@@ -1545,6 +1745,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("CouponFilter", ec.unmarshalInputCouponFilter),
 			graphql.NewInputUnmarshaler("CreateCampaignInput", ec.unmarshalInputCreateCampaignInput),
 			graphql.NewInputUnmarshaler("CreateStoreInput", ec.unmarshalInputCreateStoreInput),
+			graphql.NewInputUnmarshaler("CreateTokenInput", ec.unmarshalInputCreateTokenInput),
 			graphql.NewInputUnmarshaler("FindingFilter", ec.unmarshalInputFindingFilter),
 			graphql.NewInputUnmarshaler("IssueCouponsInput", ec.unmarshalInputIssueCouponsInput),
 			graphql.NewInputUnmarshaler("JobRunFilter", ec.unmarshalInputJobRunFilter),
@@ -1552,6 +1753,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("RedemptionFilter", ec.unmarshalInputRedemptionFilter),
 			graphql.NewInputUnmarshaler("RefundRedemptionInput", ec.unmarshalInputRefundRedemptionInput),
 			graphql.NewInputUnmarshaler("ResolveFindingInput", ec.unmarshalInputResolveFindingInput),
+			graphql.NewInputUnmarshaler("RevokeTokenInput", ec.unmarshalInputRevokeTokenInput),
 			graphql.NewInputUnmarshaler("RunJobInput", ec.unmarshalInputRunJobInput),
 		)
 	}
@@ -2385,12 +2587,154 @@ extend type Query {
   stores(first: Int, after: String): StoreConnection!
 }
 `, BuiltIn: false},
+	{Name: "../token.graphqls", Input: `"An API token of the merchant. Its secret is shown once, by createToken; coupond keeps only its SHA-256."
+type ApiToken {
+  "Token id."
+  id: ID!
+  "A label for people."
+  name: String!
+  "What the token may do."
+  role: Role!
+  "The stores a CLERK token is bound to; empty for other roles."
+  stores: [Store!]!
+  "When the token was created."
+  createdAt: Time!
+  "When the token last authenticated a request. Recorded in the background at most once a minute per token, so it may lag by about a minute."
+  lastUsedAt: Time
+  "When the token stops authenticating, if it expires."
+  expiresAt: Time
+  "When the token was revoked, if it was."
+  revokedAt: Time
+}
+
+"Who made a redemption or refund: the API token of the request."
+type Operator {
+  "Token id."
+  id: ID!
+  "The token's name."
+  name: String!
+  "The token's role."
+  role: Role!
+}
+
+"A page of API tokens."
+type ApiTokenConnection {
+  "The tokens of this page."
+  edges: [ApiTokenEdge!]!
+  "How to fetch the next page."
+  pageInfo: PageInfo!
+}
+
+"An API token and its cursor."
+type ApiTokenEdge {
+  "Cursor of this row."
+  cursor: String!
+  "The token."
+  node: ApiToken!
+}
+
+"A new API token."
+input CreateTokenInput {
+  "A label, at most 100 characters; default the role's name."
+  name: String
+  "What the token may do."
+  role: Role!
+  "The stores of the merchant a CLERK token is bound to: required for CLERK, refused for other roles."
+  storeIds: [ID!]
+  "When the token stops authenticating; must be in the future. Omit for a token that does not expire."
+  expiresAt: Time
+  """
+  Optional client id for this request (1-64 of letters, digits, . _ : -), to retry it safely. A repeat
+  with the same parameters creates nothing and answers with the same apiToken and ` + "`" + `token: null` + "`" + `: the
+  secret exists only in the first answer. The same id with other parameters is IDEMPOTENCY_KEY_REUSED.
+  """
+  requestId: String
+}
+
+"A created token."
+type CreateTokenPayload {
+  "The secret, to send as ` + "`" + `Authorization: Bearer <token>` + "`" + `. Shown only in the answer that created the token; null when the answer replays an earlier request with the same requestId. Store it now: it cannot be shown again."
+  token: String
+  "The token's record."
+  apiToken: ApiToken!
+}
+
+"Revokes a token."
+input RevokeTokenInput {
+  "The token's id."
+  id: ID!
+}
+
+extend type Redemption {
+  "The token the redemption was made with; null for coupond itself (jobs, CLI, demo)."
+  operator: Operator
+}
+
+extend type Refund {
+  "The token the refund was made with; null for coupond itself."
+  operator: Operator
+}
+
+extend type Query {
+  "The merchant's API tokens, newest first, revoked and expired ones included. ADMIN only."
+  tokens(first: Int, after: String): ApiTokenConnection!
+}
+
+extend type Mutation {
+  "Creates an API token and shows its secret once. ADMIN only."
+  createToken(input: CreateTokenInput!): CreateTokenPayload!
+  "Revokes a token: it stops authenticating on this server at once and on every other within --token-cache-ttl. Revoking a revoked token returns it unchanged; another merchant's token is NOT_FOUND. ADMIN only."
+  revokeToken(input: RevokeTokenInput!): ApiToken!
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_ApiToken(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ApiToken_id(ctx, field)
+	case "name":
+		return ec.fieldContext_ApiToken_name(ctx, field)
+	case "role":
+		return ec.fieldContext_ApiToken_role(ctx, field)
+	case "stores":
+		return ec.fieldContext_ApiToken_stores(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ApiToken_createdAt(ctx, field)
+	case "lastUsedAt":
+		return ec.fieldContext_ApiToken_lastUsedAt(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_ApiToken_expiresAt(ctx, field)
+	case "revokedAt":
+		return ec.fieldContext_ApiToken_revokedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApiToken", field.Name)
+}
+
+func (ec *executionContext) childFields_ApiTokenConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ApiTokenConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ApiTokenConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApiTokenConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ApiTokenEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ApiTokenEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ApiTokenEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApiTokenEdge", field.Name)
+}
 
 func (ec *executionContext) childFields_Campaign(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -2516,6 +2860,16 @@ func (ec *executionContext) childFields_CouponTransition(ctx context.Context, fi
 		return ec.fieldContext_CouponTransition_createdAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CouponTransition", field.Name)
+}
+
+func (ec *executionContext) childFields_CreateTokenPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "token":
+		return ec.fieldContext_CreateTokenPayload_token(ctx, field)
+	case "apiToken":
+		return ec.fieldContext_CreateTokenPayload_apiToken(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreateTokenPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Finding(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2658,6 +3012,18 @@ func (ec *executionContext) childFields_Merchant(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type Merchant", field.Name)
 }
 
+func (ec *executionContext) childFields_Operator(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Operator_id(ctx, field)
+	case "name":
+		return ec.fieldContext_Operator_name(ctx, field)
+	case "role":
+		return ec.fieldContext_Operator_role(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Operator", field.Name)
+}
+
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "hasNextPage":
@@ -2700,6 +3066,8 @@ func (ec *executionContext) childFields_Redemption(ctx context.Context, field gr
 		return ec.fieldContext_Redemption_createdAt(ctx, field)
 	case "finishedAt":
 		return ec.fieldContext_Redemption_finishedAt(ctx, field)
+	case "operator":
+		return ec.fieldContext_Redemption_operator(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Redemption", field.Name)
 }
@@ -2758,6 +3126,8 @@ func (ec *executionContext) childFields_Refund(ctx context.Context, field graphq
 		return ec.fieldContext_Refund_reissuedCoupon(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Refund_createdAt(ctx, field)
+	case "operator":
+		return ec.fieldContext_Refund_operator(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Refund", field.Name)
 }
@@ -3020,6 +3390,20 @@ func (ec *executionContext) field_Mutation_createStore_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createToken_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateTokenInput, error) {
+			return ec.unmarshalNCreateTokenInput2coupondᚋgraphᚋmodelᚐCreateTokenInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_issueCoupons_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3082,6 +3466,20 @@ func (ec *executionContext) field_Mutation_resolveFinding_args(ctx context.Conte
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.ResolveFindingInput, error) {
 			return ec.unmarshalNResolveFindingInput2coupondᚋgraphᚋmodelᚐResolveFindingInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_revokeToken_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RevokeTokenInput, error) {
+			return ec.unmarshalNRevokeTokenInput2coupondᚋgraphᚋmodelᚐRevokeTokenInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -3422,6 +3820,28 @@ func (ec *executionContext) field_Query_stores_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_tokens_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field___Directive_args_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3495,6 +3915,318 @@ func (ec *executionContext) field___Type_inputFields_args(ctx context.Context, r
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _ApiToken_id(ctx context.Context, field graphql.CollectedField, obj *models.APIToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiToken_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNID2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApiToken_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiToken", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ApiToken_name(ctx context.Context, field graphql.CollectedField, obj *models.APIToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiToken_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApiToken_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiToken", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApiToken_role(ctx context.Context, field graphql.CollectedField, obj *models.APIToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiToken_role(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Role, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.Role) graphql.Marshaler {
+			return ec.marshalNRole2coupondᚋmodelsᚐRole(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApiToken_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiToken", field, false, false, "Role")
+}
+
+func (ec *executionContext) _ApiToken_stores(ctx context.Context, field graphql.CollectedField, obj *models.APIToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiToken_stores(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ApiToken().Stores(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*models.Store) graphql.Marshaler {
+			return ec.marshalNStore2ᚕᚖcoupondᚋmodelsᚐStoreᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApiToken_stores(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApiToken",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Store(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApiToken_createdAt(ctx context.Context, field graphql.CollectedField, obj *models.APIToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiToken_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApiToken_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiToken", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ApiToken_lastUsedAt(ctx context.Context, field graphql.CollectedField, obj *models.APIToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiToken_lastUsedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastUsedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApiToken_lastUsedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiToken", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ApiToken_expiresAt(ctx context.Context, field graphql.CollectedField, obj *models.APIToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiToken_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApiToken_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiToken", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ApiToken_revokedAt(ctx context.Context, field graphql.CollectedField, obj *models.APIToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiToken_revokedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RevokedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApiToken_revokedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiToken", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ApiTokenConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.APITokenConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiTokenConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.APITokenEdge) graphql.Marshaler {
+			return ec.marshalNApiTokenEdge2ᚕᚖcoupondᚋgraphᚋmodelᚐAPITokenEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApiTokenConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApiTokenConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApiTokenEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApiTokenConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.APITokenConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiTokenConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖcoupondᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApiTokenConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApiTokenConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApiTokenEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.APITokenEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiTokenEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApiTokenEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiTokenEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApiTokenEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.APITokenEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiTokenEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.APIToken) graphql.Marshaler {
+			return ec.marshalNApiToken2ᚖcoupondᚋmodelsᚐAPIToken(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApiTokenEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApiTokenEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApiToken(ctx, field)
+		},
+	}
+	return fc, nil
+}
 
 func (ec *executionContext) _Campaign_id(ctx context.Context, field graphql.CollectedField, obj *models.Campaign) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -4568,6 +5300,61 @@ func (ec *executionContext) _CouponTransition_createdAt(ctx context.Context, fie
 }
 func (ec *executionContext) fieldContext_CouponTransition_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CouponTransition", field, false, false, "Time")
+}
+
+func (ec *executionContext) _CreateTokenPayload_token(ctx context.Context, field graphql.CollectedField, obj *model.CreateTokenPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateTokenPayload_token(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Token, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CreateTokenPayload_token(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreateTokenPayload", field, false, false, "String")
+}
+
+func (ec *executionContext) _CreateTokenPayload_apiToken(ctx context.Context, field graphql.CollectedField, obj *model.CreateTokenPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateTokenPayload_apiToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.APIToken, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.APIToken) graphql.Marshaler {
+			return ec.marshalNApiToken2ᚖcoupondᚋmodelsᚐAPIToken(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateTokenPayload_apiToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreateTokenPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApiToken(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Finding_id(ctx context.Context, field graphql.CollectedField, obj *models.Finding) (ret graphql.Marshaler) {
@@ -6020,6 +6807,163 @@ func (ec *executionContext) fieldContext_Mutation_refundRedemption(ctx context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_createToken(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateToken(ctx, fc.Args["input"].(model.CreateTokenInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreateTokenPayload) graphql.Marshaler {
+			return ec.marshalNCreateTokenPayload2ᚖcoupondᚋgraphᚋmodelᚐCreateTokenPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createToken(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreateTokenPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createToken_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_revokeToken(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_revokeToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RevokeToken(ctx, fc.Args["input"].(model.RevokeTokenInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.APIToken) graphql.Marshaler {
+			return ec.marshalNApiToken2ᚖcoupondᚋmodelsᚐAPIToken(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_revokeToken(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApiToken(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_revokeToken_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Operator_id(ctx context.Context, field graphql.CollectedField, obj *models.APIToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operator_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNID2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operator_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Operator", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Operator_name(ctx context.Context, field graphql.CollectedField, obj *models.APIToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operator_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operator_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Operator", field, false, false, "String")
+}
+
+func (ec *executionContext) _Operator_role(ctx context.Context, field graphql.CollectedField, obj *models.APIToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operator_role(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Role, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.Role) graphql.Marshaler {
+			return ec.marshalNRole2coupondᚋmodelsᚐRole(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operator_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Operator", field, false, false, "Role")
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6649,6 +7593,50 @@ func (ec *executionContext) fieldContext_Query_stores(ctx context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_tokens(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_tokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Tokens(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.APITokenConnection) graphql.Marshaler {
+			return ec.marshalNApiTokenConnection2ᚖcoupondᚋgraphᚋmodelᚐAPITokenConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_tokens(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApiTokenConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_tokens_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7097,6 +8085,38 @@ func (ec *executionContext) fieldContext_Redemption_finishedAt(_ context.Context
 	return graphql.NewScalarFieldContext("Redemption", field, false, false, "Time")
 }
 
+func (ec *executionContext) _Redemption_operator(ctx context.Context, field graphql.CollectedField, obj *models.RedemptionFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Redemption_operator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Redemption().Operator(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.APIToken) graphql.Marshaler {
+			return ec.marshalOOperator2ᚖcoupondᚋmodelsᚐAPIToken(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Redemption_operator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Redemption",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Operator(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _RedemptionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7540,6 +8560,38 @@ func (ec *executionContext) _Refund_createdAt(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_Refund_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Refund", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Refund_operator(ctx context.Context, field graphql.CollectedField, obj *models.RefundFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Refund_operator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Refund().Operator(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.APIToken) graphql.Marshaler {
+			return ec.marshalOOperator2ᚖcoupondᚋmodelsᚐAPIToken(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Refund_operator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Refund",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Operator(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Statement_timezone(ctx context.Context, field graphql.CollectedField, obj *services.Statement) (ret graphql.Marshaler) {
@@ -9584,6 +10636,76 @@ func UnmarshalCreateStoreInput(ctx context.Context, raw any) (model.CreateStoreI
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputCreateTokenInput(ctx context.Context, obj any) (model.CreateTokenInput, error) {
+	var it model.CreateTokenInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "role", "storeIds", "expiresAt", "requestId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "role":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("role"))
+			data, err := ec.unmarshalNRole2coupondᚋmodelsᚐRole(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Role = data
+		case "storeIds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeIds"))
+			data, err := ec.unmarshalOID2ᚕint64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreIds = data
+		case "expiresAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresAt = data
+		case "requestId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("requestId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RequestID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCreateTokenInput unmarshals raw into the CreateTokenInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCreateTokenInput(ctx context.Context, raw any) (model.CreateTokenInput, error) {
+	var out model.CreateTokenInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateTokenInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputFindingFilter(ctx context.Context, obj any) (model.FindingFilter, error) {
 	var it model.FindingFilter
 	if obj == nil {
@@ -9990,6 +11112,48 @@ func UnmarshalResolveFindingInput(ctx context.Context, raw any) (model.ResolveFi
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputRevokeTokenInput(ctx context.Context, obj any) (model.RevokeTokenInput, error) {
+	var it model.RevokeTokenInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRevokeTokenInput unmarshals raw into the RevokeTokenInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRevokeTokenInput(ctx context.Context, raw any) (model.RevokeTokenInput, error) {
+	var out model.RevokeTokenInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RevokeTokenInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputRunJobInput(ctx context.Context, obj any) (model.RunJobInput, error) {
 	var it model.RunJobInput
 	if obj == nil {
@@ -10039,6 +11203,151 @@ func UnmarshalRunJobInput(ctx context.Context, raw any) (model.RunJobInput, erro
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
+
+var apiTokenImplementors = []string{"ApiToken"}
+
+func (ec *executionContext) _ApiToken(ctx context.Context, sel ast.SelectionSet, obj *models.APIToken) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, apiTokenImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApiToken")
+		case "id":
+			out.Values[i] = ec._ApiToken_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._ApiToken_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "role":
+			out.Values[i] = ec._ApiToken_role(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "stores":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ApiToken_stores(ctx, field, obj)
+				})
+		case "createdAt":
+			out.Values[i] = ec._ApiToken_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastUsedAt":
+			out.Values[i] = ec._ApiToken_lastUsedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "expiresAt":
+			out.Values[i] = ec._ApiToken_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "revokedAt":
+			out.Values[i] = ec._ApiToken_revokedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var apiTokenConnectionImplementors = []string{"ApiTokenConnection"}
+
+func (ec *executionContext) _ApiTokenConnection(ctx context.Context, sel ast.SelectionSet, obj *model.APITokenConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, apiTokenConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApiTokenConnection")
+		case "edges":
+			out.Values[i] = ec._ApiTokenConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ApiTokenConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var apiTokenEdgeImplementors = []string{"ApiTokenEdge"}
+
+func (ec *executionContext) _ApiTokenEdge(ctx context.Context, sel ast.SelectionSet, obj *model.APITokenEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, apiTokenEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApiTokenEdge")
+		case "cursor":
+			out.Values[i] = ec._ApiTokenEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ApiTokenEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
 
 var campaignImplementors = []string{"Campaign"}
 
@@ -10434,6 +11743,44 @@ func (ec *executionContext) _CouponTransition(ctx context.Context, sel ast.Selec
 			out.Values[i] = ec._CouponTransition_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var createTokenPayloadImplementors = []string{"CreateTokenPayload"}
+
+func (ec *executionContext) _CreateTokenPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateTokenPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createTokenPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreateTokenPayload")
+		case "token":
+			out.Values[i] = ec._CreateTokenPayload_token(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "apiToken":
+			out.Values[i] = ec._CreateTokenPayload_apiToken(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -11024,6 +12371,63 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "createToken":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createToken(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revokeToken":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_revokeToken(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var operatorImplementors = []string{"Operator"}
+
+func (ec *executionContext) _Operator(ctx context.Context, sel ast.SelectionSet, obj *models.APIToken) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, operatorImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Operator")
+		case "id":
+			out.Values[i] = ec._Operator_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._Operator_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "role":
+			out.Values[i] = ec._Operator_role(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -11182,6 +12586,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_stores(ctx, field)
 				})
+		case "tokens":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_tokens(ctx, field)
+				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -11303,6 +12713,12 @@ func (ec *executionContext) _Redemption(ctx context.Context, sel ast.SelectionSe
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "operator":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Redemption_operator(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -11503,6 +12919,12 @@ func (ec *executionContext) _Refund(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "operator":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Refund_operator(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -12177,6 +13599,46 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) marshalNApiToken2ᚖcoupondᚋmodelsᚐAPIToken(ctx context.Context, sel ast.SelectionSet, v *models.APIToken) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ApiToken!")
+		return graphql.Null
+	}
+	return ec._ApiToken(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNApiTokenConnection2ᚖcoupondᚋgraphᚋmodelᚐAPITokenConnection(ctx context.Context, sel ast.SelectionSet, v *model.APITokenConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ApiTokenConnection!")
+		return graphql.Null
+	}
+	return ec._ApiTokenConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNApiTokenEdge2ᚕᚖcoupondᚋgraphᚋmodelᚐAPITokenEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.APITokenEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNApiTokenEdge2ᚖcoupondᚋgraphᚋmodelᚐAPITokenEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNApiTokenEdge2ᚖcoupondᚋgraphᚋmodelᚐAPITokenEdge(ctx context.Context, sel ast.SelectionSet, v *model.APITokenEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ApiTokenEdge!")
+		return graphql.Null
+	}
+	return ec._ApiTokenEdge(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -12343,6 +13805,19 @@ func (ec *executionContext) unmarshalNCreateCampaignInput2coupondᚋgraphᚋmode
 func (ec *executionContext) unmarshalNCreateStoreInput2coupondᚋgraphᚋmodelᚐCreateStoreInput(ctx context.Context, v any) (model.CreateStoreInput, error) {
 	res, err := ec.unmarshalInputCreateStoreInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNCreateTokenInput2coupondᚋgraphᚋmodelᚐCreateTokenInput(ctx context.Context, v any) (model.CreateTokenInput, error) {
+	res, err := ec.unmarshalInputCreateTokenInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCreateTokenPayload2ᚖcoupondᚋgraphᚋmodelᚐCreateTokenPayload(ctx context.Context, sel ast.SelectionSet, v *model.CreateTokenPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CreateTokenPayload!")
+		return graphql.Null
+	}
+	return ec._CreateTokenPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNFinding2ᚖcoupondᚋmodelsᚐFinding(ctx context.Context, sel ast.SelectionSet, v *models.Finding) graphql.Marshaler {
@@ -12734,6 +14209,11 @@ func (ec *executionContext) unmarshalNRefundRedemptionInput2coupondᚋgraphᚋmo
 
 func (ec *executionContext) unmarshalNResolveFindingInput2coupondᚋgraphᚋmodelᚐResolveFindingInput(ctx context.Context, v any) (model.ResolveFindingInput, error) {
 	res, err := ec.unmarshalInputResolveFindingInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNRevokeTokenInput2coupondᚋgraphᚋmodelᚐRevokeTokenInput(ctx context.Context, v any) (model.RevokeTokenInput, error) {
+	res, err := ec.unmarshalInputRevokeTokenInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -13261,6 +14741,13 @@ func (ec *executionContext) marshalOJobRunStatus2ᚖcoupondᚋmodelsᚐJobRunSta
 	_ = ctx
 	res := graphql.MarshalString(string(*v))
 	return res
+}
+
+func (ec *executionContext) marshalOOperator2ᚖcoupondᚋmodelsᚐAPIToken(ctx context.Context, sel ast.SelectionSet, v *models.APIToken) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Operator(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalORedemption2ᚖcoupondᚋmodelsᚐRedemptionFlow(ctx context.Context, sel ast.SelectionSet, v *models.RedemptionFlow) graphql.Marshaler {

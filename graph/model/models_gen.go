@@ -12,6 +12,22 @@ import (
 	"time"
 )
 
+// A page of API tokens.
+type APITokenConnection struct {
+	// The tokens of this page.
+	Edges []*APITokenEdge `json:"edges"`
+	// How to fetch the next page.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// An API token and its cursor.
+type APITokenEdge struct {
+	// Cursor of this row.
+	Cursor string `json:"cursor"`
+	// The token.
+	Node *models.APIToken `json:"node"`
+}
+
 // A page of campaigns.
 type CampaignConnection struct {
 	// The campaigns of this page.
@@ -104,6 +120,30 @@ type CreateStoreInput struct {
 	Code string `json:"code"`
 	// Display name, at most 100 characters.
 	Name string `json:"name"`
+}
+
+// A new API token.
+type CreateTokenInput struct {
+	// A label, at most 100 characters; default the role's name.
+	Name *string `json:"name,omitempty"`
+	// What the token may do.
+	Role models.Role `json:"role"`
+	// The stores of the merchant a CLERK token is bound to: required for CLERK, refused for other roles.
+	StoreIds []int64 `json:"storeIds,omitempty"`
+	// When the token stops authenticating; must be in the future. Omit for a token that does not expire.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+	// Optional client id for this request (1-64 of letters, digits, . _ : -), to retry it safely. A repeat
+	// with the same parameters creates nothing and answers with the same apiToken and `token: null`: the
+	// secret exists only in the first answer. The same id with other parameters is IDEMPOTENCY_KEY_REUSED.
+	RequestID *string `json:"requestId,omitempty"`
+}
+
+// A created token.
+type CreateTokenPayload struct {
+	// The secret, to send as `Authorization: Bearer <token>`. Shown only in the answer that created the token; null when the answer replays an earlier request with the same requestId. Store it now: it cannot be shown again.
+	Token *string `json:"token,omitempty"`
+	// The token's record.
+	APIToken *models.APIToken `json:"apiToken"`
 }
 
 // A page of findings.
@@ -260,6 +300,12 @@ type ResolveFindingInput struct {
 	FindingID int64 `json:"findingId"`
 	// What was done about it, 1 to 1000 characters.
 	Note string `json:"note"`
+}
+
+// Revokes a token.
+type RevokeTokenInput struct {
+	// The token's id.
+	ID int64 `json:"id"`
 }
 
 // Runs a job now.
