@@ -48,6 +48,28 @@ func (r *mutationResolver) IssueCoupons(ctx context.Context, input model.IssueCo
 	return &model.IssueCouponsPayload{Campaign: camp, Issued: res.Issued, Codes: res.Codes}, nil
 }
 
+// UpdateCampaign is the resolver for the updateCampaign field.
+func (r *mutationResolver) UpdateCampaign(ctx context.Context, input model.UpdateCampaignInput) (*models.Campaign, error) {
+	return r.Svc.Campaigns.Update(ctx, services.ActorFrom(ctx), services.UpdateCampaignInput{ID: input.ID,
+		Version: input.Version, Name: input.Name, ValidTo: input.ValidTo, TotalQuantity: input.TotalQuantity,
+		RefundWindowMinutes: input.RefundWindowMinutes})
+}
+
+// PauseCampaign is the resolver for the pauseCampaign field.
+func (r *mutationResolver) PauseCampaign(ctx context.Context, input model.CampaignVersionInput) (*models.Campaign, error) {
+	return r.Svc.Campaigns.Pause(ctx, services.ActorFrom(ctx), input.ID, input.Version)
+}
+
+// ResumeCampaign is the resolver for the resumeCampaign field.
+func (r *mutationResolver) ResumeCampaign(ctx context.Context, input model.CampaignVersionInput) (*models.Campaign, error) {
+	return r.Svc.Campaigns.Resume(ctx, services.ActorFrom(ctx), input.ID, input.Version)
+}
+
+// EndCampaign is the resolver for the endCampaign field.
+func (r *mutationResolver) EndCampaign(ctx context.Context, input model.CampaignVersionInput) (*models.Campaign, error) {
+	return r.Svc.Campaigns.End(ctx, services.ActorFrom(ctx), input.ID, input.Version)
+}
+
 // Campaign is the resolver for the campaign field.
 func (r *queryResolver) Campaign(ctx context.Context, id int64) (*models.Campaign, error) {
 	return r.Svc.Campaigns.Get(ctx, services.ActorFrom(ctx), id)

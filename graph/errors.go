@@ -29,6 +29,9 @@ func presentError(log *slog.Logger, audit func(ctx context.Context, code, operat
 			if d := services.RetryAfterOf(err); d > 0 {
 				out.Extensions["retryAfter"] = int(d.Seconds())
 			}
+			if v, ok := services.CurrentVersionOf(err); ok {
+				out.Extensions["currentVersion"] = v
+			}
 			if errcode.AuditOf(code) != errcode.NotAudited {
 				audit(ctx, code, out.Path.String())
 			}

@@ -23,6 +23,8 @@ import (
 type Config struct {
 	// CompensateEvery is the compensation interval. Default 30 s.
 	CompensateEvery time.Duration
+	// ExpireEvery is the expiry interval. Default 1 minute.
+	ExpireEvery time.Duration
 	// ReconcileSpec is the cron spec of reconciliation. Default "@hourly".
 	ReconcileSpec string
 	// StatementSpec is the cron spec of the daily statement. Default
@@ -58,6 +60,9 @@ func New(runs *services.JobRuns, cfg Config) (*Scheduler, error) {
 	if cfg.CompensateEvery <= 0 {
 		cfg.CompensateEvery = 30 * time.Second
 	}
+	if cfg.ExpireEvery <= 0 {
+		cfg.ExpireEvery = time.Minute
+	}
 	if cfg.ReconcileSpec == "" {
 		cfg.ReconcileSpec = "@hourly"
 	}
@@ -81,6 +86,7 @@ func New(runs *services.JobRuns, cfg Config) (*Scheduler, error) {
 	s.cron = cron.New(cron.WithLocation(cfg.Location), cron.WithChain(cron.Recover(cl), cron.SkipIfStillRunning(cl)))
 	specs := []struct{ job, spec string }{
 		{services.JobCompensation, "@every " + cfg.CompensateEvery.String()},
+		{services.JobExpiry, "@every " + cfg.ExpireEvery.String()},
 		{services.JobReconciliation, cfg.ReconcileSpec},
 		{services.JobDailyStatement, cfg.StatementSpec},
 	}

@@ -16,7 +16,22 @@ const (
 	CampaignExchange CampaignType = "EXCHANGE"
 )
 
-// Campaign is a batch of coupons with one benefit and one set of rules.
+// CampaignState says whether a campaign's coupons may be issued and taken.
+type CampaignState string
+
+// Campaign states. A PAUSED campaign issues nothing and its coupons are
+// rejected (CAMPAIGN_PAUSED) until it resumes; an ENDED one is over for good,
+// its validity cut to the moment it ended.
+const (
+	CampaignActive CampaignState = "ACTIVE"
+	CampaignPaused CampaignState = "PAUSED"
+	CampaignEnded  CampaignState = "ENDED"
+)
+
+// Campaign is a batch of coupons with one benefit and one set of rules. Its
+// benefit (type, value, caps, minimum spend, stores) never changes; its name,
+// end, quantity, refund window and state change under optimistic locking
+// (Version).
 type Campaign struct {
 	ID                  int64
 	MerchantID          int64
@@ -33,6 +48,8 @@ type Campaign struct {
 	Reissued            int64
 	PerCustomerLimit    int64
 	RefundWindowMinutes int64
+	Version             int64
+	State               CampaignState
 	CreatedAt           time.Time
 }
 
@@ -74,9 +91,11 @@ func discountSQL(k, amount string) string {
 }
 
 // ReserveIssueBudget takes n coupons from a campaign's budget in one conditional
-// update; it reports false when fewer than n remain.
+// update; it reports false when fewer than n remain or the campaign is not
+// ACTIVE.
 func ReserveIssueBudget(tx *gorm.DB, merchantID, campaignID, n int64) (bool, error) {
-	res := tx.Exec(`UPDATE campaigns SET issued = issued + ? WHERE id = ? AND merchant_id = ? AND issued + ? <= total_quantity`,
+	res := tx.Exec(`UPDATE campaigns SET issued = issued + ?
+WHERE id = ? AND merchant_id = ? AND issued + ? <= total_quantity AND state = 'ACTIVE'`,
 		n, campaignID, merchantID, n)
 	return res.RowsAffected == 1, res.Error
 }
@@ -130,4 +149,60 @@ func InsertCampaign(tx *gorm.DB, c *Campaign, storeIDs []int64) error {
 // counter, which is outside its issue budget.
 func CountReissue(tx *gorm.DB, campaignID int64) error {
 	return tx.Exec("UPDATE campaigns SET reissued = reissued + 1 WHERE id = ?", campaignID).Error
+}
+
+// CampaignChange is what an admin changes of a campaign; nil fields stay.
+type CampaignChange struct {
+	Name                *string
+	ValidTo             *time.Time
+	TotalQuantity       *int64
+	RefundWindowMinutes *int64
+	State               *CampaignState
+}
+
+// UpdateCampaign applies change to the merchant's campaign if it is still
+// at version, with one update WHERE id = ? AND version = ? (optimistic
+// locking), and moves the version on. It reports false, having written
+// nothing, when the version is stale or the campaign is not the merchant's.
+// A totalQuantity below what was issued fails the table's check and writes
+// nothing. With from set, the campaign must also be in one of those states.
+func UpdateCampaign(tx *gorm.DB, merchantID, id, version int64, change CampaignChange, from ...CampaignState) (bool, error) {
+	set := map[string]any{"version": gorm.Expr("version + 1")}
+	if change.Name != nil {
+		set["name"] = *change.Name
+	}
+	if change.ValidTo != nil {
+		set["valid_to"] = *change.ValidTo
+	}
+	if change.TotalQuantity != nil {
+		set["total_quantity"] = *change.TotalQuantity
+	}
+	if change.RefundWindowMinutes != nil {
+		set["refund_window_minutes"] = *change.RefundWindowMinutes
+	}
+	if change.State != nil {
+		set["state"] = string(*change.State)
+	}
+	q := tx.Model(&Campaign{}).Where("id = ? AND merchant_id = ? AND version = ?", id, merchantID, version)
+	if change.TotalQuantity != nil {
+		q = q.Where("issued <= ?", *change.TotalQuantity)
+	}
+	if len(from) > 0 {
+		states := make([]string, len(from))
+		for i, s := range from {
+			states[i] = string(s)
+		}
+		q = q.Where("state IN ?", states)
+	}
+	res := q.Updates(set)
+	return res.RowsAffected == 1, res.Error
+}
+
+// CampaignByID returns the merchant's campaign, or gorm.ErrRecordNotFound.
+func CampaignByID(db *gorm.DB, merchantID, id int64) (*Campaign, error) {
+	var c Campaign
+	if err := db.Where("id = ? AND merchant_id = ?", id, merchantID).Take(&c).Error; err != nil {
+		return nil, err
+	}
+	return &c, nil
 }

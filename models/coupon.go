@@ -71,8 +71,8 @@ type Coupon struct {
 }
 
 // eligibleSQL is the one definition of "the coupons row may be taken now":
-// UNUSED, inside its validity window, its campaign's minimum spend met by the
-// order and valid at the store. Every statement that takes a coupon puts it
+// UNUSED, inside its validity window, its campaign ACTIVE (not paused or
+// ended), its minimum spend met by the order and valid at the store. Every statement that takes a coupon puts it
 // in its WHERE, so the rule and the change are one statement; now, amount and
 // store are parameter references ("?" or "$n"), now used twice.
 // services.diagnose explains the same rule in Go, reason by reason, and
@@ -80,6 +80,7 @@ type Coupon struct {
 func eligibleSQL(now, amount, store string) string {
 	return `coupons.status = 'UNUSED' AND coupons.valid_from <= ` + now + ` AND coupons.valid_to > ` + now + `
   AND EXISTS (SELECT 1 FROM campaigns c WHERE c.id = coupons.campaign_id AND c.min_spend <= ` + amount + `
+    AND c.state = 'ACTIVE'
     AND (c.all_stores OR EXISTS (SELECT 1 FROM campaign_stores cs WHERE cs.campaign_id = c.id AND cs.store_id = ` + store + `)))`
 }
 
@@ -177,4 +178,44 @@ FROM coupons c WHERE c.merchant_id = ? AND c.code = ?`, string(op), requestID, m
 		return nil, false, res.Error
 	}
 	return &row.Coupon, row.Prior != nil, nil
+}
+
+// CutCouponValidity ends at the validity of the campaign's coupons that could
+// still be taken or are held (UNUSED, REDEEMING) and were valid past it: an
+// ended campaign's coupons expire on the expiry job's next run. It returns
+// how many coupons it cut.
+func CutCouponValidity(tx *gorm.DB, merchantID, campaignID int64, at time.Time) (int64, error) {
+	res := tx.Exec(`UPDATE coupons SET valid_to = ?, updated_at = ?
+WHERE merchant_id = ? AND campaign_id = ? AND status IN ('UNUSED', 'REDEEMING') AND valid_to > ?`,
+		at, at, merchantID, campaignID, at)
+	return res.RowsAffected, res.Error
+}
+
+// Expired is a coupon ExpireCoupons moved to EXPIRED.
+type Expired struct {
+	ID         int64
+	MerchantID int64
+	Version    int64
+}
+
+// ExpireCoupons moves up to limit UNUSED coupons whose validity ended by now
+// to EXPIRED, oldest end first, with one conditional update: a coupon a
+// redemption takes meanwhile no longer matches (status = 'UNUSED' is checked
+// again on the row itself), so each coupon ends REDEEMED or EXPIRED, never
+// both. A coupon held REDEEMING is left to compensation. A merchantID other
+// than 0 expires only that merchant's coupons.
+func ExpireCoupons(tx *gorm.DB, merchantID int64, now time.Time, limit int) ([]Expired, error) {
+	pick := `SELECT id FROM coupons WHERE valid_to <= ? AND status = 'UNUSED'`
+	args := []any{now, now}
+	if merchantID != 0 {
+		pick += ` AND merchant_id = ?`
+		args = append(args, merchantID)
+	}
+	pick += ` ORDER BY valid_to, id LIMIT ?`
+	args = append(args, limit, now)
+	var rows []Expired
+	err := tx.Raw(`UPDATE coupons SET status = 'EXPIRED', version = version + 1, updated_at = ?
+WHERE id IN (`+pick+`) AND status = 'UNUSED' AND valid_to <= ?
+RETURNING id, merchant_id, version`, args...).Scan(&rows).Error
+	return rows, err
 }

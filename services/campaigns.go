@@ -19,8 +19,10 @@ type Campaigns struct {
 	db    *gorm.DB
 	now   func() time.Time
 	audit *Audit
-	// byID caches campaigns, which never change after creation except for
-	// their issue counters, which the cache is never read for.
+	// byID caches campaigns for their benefit (type, value, caps, minimum
+	// spend, stores), which never changes after creation; what does change
+	// (counters, name, end, quantity, refund window, state) is never read
+	// from it (see current).
 	byID sync.Map
 	// chunk and fillCodes default to issueChunk and fillCouponCodes; tests
 	// shrink chunks and force code collisions.
@@ -73,7 +75,7 @@ func (c *Campaigns) Create(ctx context.Context, actor Actor, in CreateCampaignIn
 	camp := &models.Campaign{MerchantID: actor.MerchantID, Name: in.Name, Type: in.Type, Value: in.Value,
 		MaxDiscount: in.MaxDiscount, MinSpend: in.MinSpend, ValidFrom: in.ValidFrom.UTC(), ValidTo: in.ValidTo.UTC(),
 		AllStores: len(in.StoreIDs) == 0, TotalQuantity: in.TotalQuantity, PerCustomerLimit: in.PerCustomerLimit,
-		RefundWindowMinutes: *in.RefundWindowMinutes, CreatedAt: c.now()}
+		RefundWindowMinutes: *in.RefundWindowMinutes, State: models.CampaignActive, CreatedAt: c.now()}
 	err := c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		for _, id := range in.StoreIDs {
 			if err := storeMustExist(tx, actor.MerchantID, id); err != nil {
@@ -133,13 +135,23 @@ func (c *Campaigns) cached(db *gorm.DB, id int64) (*models.Campaign, error) {
 	return &camp, nil
 }
 
-// ofCoupon returns the rules of a coupon's campaign.
+// current reads a campaign as it is now, for the rules that change (state,
+// end, refund window); cached is for the benefit, which never does.
+func (c *Campaigns) current(db *gorm.DB, id int64) (*models.Campaign, error) {
+	var camp models.Campaign
+	if err := db.Take(&camp, id).Error; err != nil {
+		return nil, fmt.Errorf("find campaign %d: %w", id, err)
+	}
+	return &camp, nil
+}
+
+// ofCoupon returns a coupon's campaign as it is now.
 func (c *Campaigns) ofCoupon(db *gorm.DB, couponID int64) (*models.Campaign, error) {
 	var cp models.Coupon
 	if err := db.Select("campaign_id").Take(&cp, couponID).Error; err != nil {
 		return nil, fmt.Errorf("find coupon %d: %w", couponID, err)
 	}
-	return c.cached(db, cp.CampaignID)
+	return c.current(db, cp.CampaignID)
 }
 
 // Get returns one campaign of the actor's merchant, with current counters.

@@ -19,6 +19,7 @@ const (
 	RejectNotYetValid      = "COUPON_NOT_YET_VALID"
 	RejectStoreNotEligible = "STORE_NOT_ELIGIBLE"
 	RejectMinSpendNotMet   = "MIN_SPEND_NOT_MET"
+	RejectCampaignPaused   = "CAMPAIGN_PAUSED"
 )
 
 // MaxOrderAmount caps an order amount: ¥100,000,000 in fen, far above any
@@ -26,7 +27,8 @@ const (
 const MaxOrderAmount = 10_000_000_000
 
 // diagnose names the first rule that keeps coupon c from being taken at
-// storeID for orderAmount, or "" when none does. The rule itself is the SQL
+// storeID for orderAmount, or "" when none does; campaign must be read now,
+// not from the cache, since its state changes. The rule itself is the SQL
 // condition every taking statement carries (models.CouponEligible shows it);
 // diagnose explains it reason by reason, after a failed take (which already
 // decided) and for a quote (where it is the answer). TestEligibilityExplained
@@ -39,8 +41,10 @@ func diagnose(db *gorm.DB, campaign *models.Campaign, c *models.Coupon, storeID,
 		return RejectNotAvailable, nil
 	case now.Before(c.ValidFrom):
 		return RejectNotYetValid, nil
-	case !now.Before(c.ValidTo):
+	case !now.Before(c.ValidTo), campaign.State == models.CampaignEnded:
 		return RejectExpired, nil
+	case campaign.State == models.CampaignPaused:
+		return RejectCampaignPaused, nil
 	case orderAmount < campaign.MinSpend:
 		return RejectMinSpendNotMet, nil
 	}
@@ -103,7 +107,7 @@ func (s *Redemptions) Quote(ctx context.Context, actor Actor, in QuoteInput) (*Q
 	if err != nil {
 		return nil, fmt.Errorf("find coupon: %w", err)
 	}
-	campaign, err := s.campaigns.cached(db, c.CampaignID)
+	campaign, err := s.campaigns.current(db, c.CampaignID)
 	if err != nil {
 		return nil, err
 	}

@@ -36,6 +36,12 @@ func TestEligibilityExplained(t *testing.T) {
 		onlyA, err := svc.Campaigns.Create(ctx, admin, CreateCampaignInput{Name: "only A", Type: models.CampaignDiscount,
 			Value: 10, ValidFrom: validFrom, ValidTo: validTo, TotalQuantity: 100, StoreIDs: []int64{storeA.ID}})
 		must(t, err)
+		paused, err := svc.Campaigns.Create(ctx, admin, CreateCampaignInput{Name: "paused", Type: models.CampaignCash,
+			Value: 500, ValidFrom: validFrom, ValidTo: validTo, TotalQuantity: 100})
+		must(t, err)
+		ended, err := svc.Campaigns.Create(ctx, admin, CreateCampaignInput{Name: "ended", Type: models.CampaignCash,
+			Value: 500, ValidFrom: validFrom, ValidTo: validTo, TotalQuantity: 100})
+		must(t, err)
 
 		statuses := []models.CouponStatus{models.CouponUnused, models.CouponRedeeming, models.CouponRedeemed,
 			models.CouponRefunded, models.CouponExpired}
@@ -44,7 +50,7 @@ func TestEligibilityExplained(t *testing.T) {
 			row      *models.Coupon
 		}
 		var coupons []coupon
-		for _, camp := range []*models.Campaign{everywhere, onlyA} {
+		for _, camp := range []*models.Campaign{everywhere, onlyA, paused, ended} {
 			res, err := svc.Campaigns.IssueCoupons(ctx, admin, IssueInput{CampaignID: camp.ID, Count: int64(len(statuses))})
 			must(t, err)
 			for i, code := range res.Codes {
@@ -56,6 +62,17 @@ func TestEligibilityExplained(t *testing.T) {
 				must(t, err)
 				coupons = append(coupons, coupon{camp, row})
 			}
+		}
+		// A paused campaign keeps its coupons' validity; the ended one is
+		// marked ENDED without cutting its coupons' validity, so the state
+		// alone is what the rule must see.
+		paused, err = svc.Campaigns.Pause(ctx, admin, paused.ID, paused.Version)
+		must(t, err)
+		must(t, db.Exec("UPDATE campaigns SET state = 'ENDED' WHERE id = ?", ended.ID).Error)
+		for i := range coupons {
+			c, err := svc.Campaigns.current(db, coupons[i].campaign.ID)
+			must(t, err)
+			coupons[i].campaign = c
 		}
 		times := []time.Time{validFrom.Add(-time.Second), validFrom, validFrom.Add(time.Second),
 			validTo.Add(-time.Second), validTo, validTo.Add(time.Second)}
@@ -85,7 +102,7 @@ func TestEligibilityExplained(t *testing.T) {
 			}
 		}
 		for _, r := range []string{"", RejectNotAvailable, RejectExpired, RejectNotYetValid, RejectStoreNotEligible,
-			RejectMinSpendNotMet} {
+			RejectMinSpendNotMet, RejectCampaignPaused} {
 			if reasons[r] == 0 {
 				t.Errorf("no case gave reason %q: the table no longer covers it", r)
 			}
@@ -103,8 +120,10 @@ func wantReason(camp *models.Campaign, c *models.Coupon, store, onlyStore, amoun
 		return RejectNotAvailable
 	case now.Before(camp.ValidFrom):
 		return RejectNotYetValid
-	case !now.Before(camp.ValidTo):
+	case !now.Before(camp.ValidTo), camp.State == models.CampaignEnded:
 		return RejectExpired
+	case camp.State == models.CampaignPaused:
+		return RejectCampaignPaused
 	case amount < camp.MinSpend:
 		return RejectMinSpendNotMet
 	case !camp.AllStores && store != onlyStore:

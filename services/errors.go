@@ -37,6 +37,9 @@ type Error struct {
 	Kind    error
 	// RetryAfter, when set, tells the client when a retry may succeed.
 	RetryAfter time.Duration
+	// CurrentVersion, when set, is the version a CONFLICT of optimistic
+	// locking lost against: the client reloads and retries from it.
+	CurrentVersion *int64
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -96,6 +99,16 @@ func RetryAfterOf(err error) time.Duration {
 		return se.RetryAfter
 	}
 	return 0
+}
+
+// CurrentVersionOf returns the version a stale update lost against, if err
+// says.
+func CurrentVersionOf(err error) (int64, bool) {
+	var se *Error
+	if errors.As(err, &se) && se.CurrentVersion != nil {
+		return *se.CurrentVersion, true
+	}
+	return 0, false
 }
 
 // invalidf returns a BAD_USER_INPUT error with a message for people.

@@ -9,6 +9,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"coupond/errcode"
 	"coupond/models"
 )
 
@@ -78,6 +79,10 @@ func (c *Campaigns) IssueCoupons(ctx context.Context, actor Actor, in IssueInput
 			return err
 		}
 		if !ok {
+			if now, err := c.current(tx, camp.ID); err == nil && now.State != models.CampaignActive {
+				return &Error{Code: errcode.InvalidState, Kind: ErrConflict,
+					Message: fmt.Sprintf("the campaign is %s and issues no coupons", strings.ToLower(string(now.State)))}
+			}
 			return ErrIssueQuotaExceeded
 		}
 		for _, ref := range refs {
@@ -172,7 +177,7 @@ func (c *Campaigns) reissue(tx *gorm.DB, oldID int64, now time.Time) (*models.Co
 	if err := tx.Take(&old, oldID).Error; err != nil {
 		return nil, err
 	}
-	camp, err := c.cached(tx, old.CampaignID)
+	camp, err := c.current(tx, old.CampaignID)
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,8 @@ const (
 	// JobDailyStatement closes the previous day's statements of every merchant;
 	// it is a singleton: each schedule slot runs once across replicas.
 	JobDailyStatement = "daily-statement"
+	// JobExpiry moves UNUSED coupons whose validity ended to EXPIRED.
+	JobExpiry = "expiry"
 )
 
 // JobRun is the record of one run of a background job, as services hand it to
@@ -66,7 +68,7 @@ type jobResult struct {
 
 // JobNames lists the jobs RunJob knows, in a stable order.
 func JobNames() []string {
-	return []string{JobCompensation, JobReconciliation, JobDailyStatement}
+	return []string{JobCompensation, JobExpiry, JobReconciliation, JobDailyStatement}
 }
 
 // ErrSlotTaken is returned by RunJob when another run, possibly on another
@@ -86,12 +88,13 @@ type JobRuns struct {
 	compensate *Compensator
 	reconcile  *Reconciler
 	statements *Statements
+	expiry     *Expirer
 }
 
-func newJobRuns(db *gorm.DB, now func() time.Time, log *slog.Logger, c *Compensator, r *Reconciler, s *Statements) *JobRuns {
+func newJobRuns(db *gorm.DB, now func() time.Time, log *slog.Logger, c *Compensator, r *Reconciler, s *Statements, e *Expirer) *JobRuns {
 	node, _ := os.Hostname()
 	return &JobRuns{db: db, now: now, node: fmt.Sprintf("%s:%d", node, os.Getpid()), log: log,
-		compensate: c, reconcile: r, statements: s}
+		compensate: c, reconcile: r, statements: s, expiry: e}
 }
 
 // RunJob runs one job now over every merchant and records the run as an
@@ -183,34 +186,24 @@ func countsJSON(counts map[string]int64) string {
 func (j *JobRuns) work(job string) (func(ctx context.Context, merchantID int64) (jobResult, error), error) {
 	switch job {
 	case JobCompensation:
-		return func(ctx context.Context, merchantID int64) (jobResult, error) {
-			r, byMerchant, err := j.compensate.run(ctx, merchantID)
-			out := jobResult{counts: r.Counts(), byMerchant: map[int64]map[string]int64{}}
-			for m, mr := range byMerchant {
-				out.byMerchant[m] = mr.Counts()
-			}
-			return out, err
-		}, nil
+		return func(ctx context.Context, m int64) (jobResult, error) { return resultOf(j.compensate.run(ctx, m)) }, nil
+	case JobExpiry:
+		return func(ctx context.Context, m int64) (jobResult, error) { return resultOf(j.expiry.run(ctx, m)) }, nil
 	case JobReconciliation:
-		return func(ctx context.Context, merchantID int64) (jobResult, error) {
-			r, byMerchant, err := j.reconcile.reconcile(ctx, merchantID)
-			out := jobResult{counts: r.Counts(), byMerchant: map[int64]map[string]int64{}}
-			for m, mr := range byMerchant {
-				out.byMerchant[m] = mr.Counts()
-			}
-			return out, err
-		}, nil
+		return func(ctx context.Context, m int64) (jobResult, error) { return resultOf(j.reconcile.reconcile(ctx, m)) }, nil
 	case JobDailyStatement:
-		return func(ctx context.Context, merchantID int64) (jobResult, error) {
-			r, byMerchant, err := j.statements.closeDay(ctx, merchantID)
-			out := jobResult{counts: r.Counts(), byMerchant: map[int64]map[string]int64{}}
-			for m, mr := range byMerchant {
-				out.byMerchant[m] = mr.Counts()
-			}
-			return out, err
-		}, nil
+		return func(ctx context.Context, m int64) (jobResult, error) { return resultOf(j.statements.closeDay(ctx, m)) }, nil
 	}
 	return nil, fmt.Errorf("job %q: %w", job, ErrUnknownJob)
+}
+
+// resultOf is the jobResult of a job's result and its merchants' shares.
+func resultOf[R interface{ Counts() map[string]int64 }](r R, byMerchant map[int64]*R, err error) (jobResult, error) {
+	out := jobResult{counts: r.Counts(), byMerchant: make(map[int64]map[string]int64, len(byMerchant))}
+	for m, mr := range byMerchant {
+		out.byMerchant[m] = (*mr).Counts()
+	}
+	return out, err
 }
 
 // Trigger runs a job on demand for an administrator (the runJob mutation),

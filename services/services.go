@@ -95,6 +95,8 @@ type Services struct {
 	Reconciliation *Reconciler
 	// Statements computes daily statements.
 	Statements *Statements
+	// Expiry expires coupons whose validity ended (the expiry job).
+	Expiry *Expirer
 	// JobRuns runs jobs and records their runs.
 	JobRuns *JobRuns
 }
@@ -140,6 +142,7 @@ func New(db *gorm.DB, o Options) *Services {
 	svc.Reconciliation = &Reconciler{db: db, now: o.Now, audit: audit, interval: o.CompensateEvery,
 		ordersInDB: !o.ExternalOrders && !ordersOutside(o.Fulfiller)}
 	svc.Statements = &Statements{db: db, now: o.Now}
-	svc.JobRuns = newJobRuns(db, o.Now, o.Logger, svc.Compensation, svc.Reconciliation, svc.Statements)
+	svc.Expiry = &Expirer{db: db, now: o.Now, audit: audit, batchSize: 500, maxBatches: 100}
+	svc.JobRuns = newJobRuns(db, o.Now, o.Logger, svc.Compensation, svc.Reconciliation, svc.Statements, svc.Expiry)
 	return svc
 }

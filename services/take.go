@@ -169,7 +169,7 @@ func (t statementTake) take(ctx context.Context, req *request) taken {
 // reject records a REJECTED flow for coupon c, which the take's conditional
 // update did not take, with the first rule that keeps it from being taken.
 func (s *Redemptions) reject(db *gorm.DB, flow *models.RedemptionFlow, c *models.Coupon, now time.Time) error {
-	campaign, err := s.campaigns.cached(db, c.CampaignID)
+	campaign, err := s.campaigns.current(db, c.CampaignID)
 	if err != nil {
 		return err
 	}

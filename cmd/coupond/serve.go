@@ -34,6 +34,7 @@ type serveConfig struct {
 	holdTimeout     time.Duration
 	fulfilTimeout   time.Duration
 	compensateEvery time.Duration
+	expireEvery     time.Duration
 	jobs            bool
 	webhookURL      string
 	webhookSecret   string
@@ -66,6 +67,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	hold := fs.Duration("hold-timeout", 2*time.Minute, "how long a redemption may hold a coupon before compensation resolves it")
 	fulfil := fs.Duration("fulfil-timeout", 10*time.Second, "deadline of one call to the fulfillment adapter")
 	every := fs.Duration("compensate-every", 30*time.Second, "interval of the compensation job")
+	expireEvery := fs.Duration("expire-every", time.Minute, "interval of the expiry job, which marks coupons whose validity ended EXPIRED")
 	runJobs := fs.Bool("jobs", true, "run the background jobs in this process (safe on every replica)")
 	whURL := fs.String("webhook-url", "", "fulfil orders through the merchant's order system at this base URL instead of the builtin orders table")
 	whSecret := fs.String("webhook-secret", "", "HMAC-SHA256 key shared with the order system (required with --webhook-url)")
@@ -87,7 +89,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	c = serveConfig{addr: *addr, databaseURL: *dbURL, demo: *demo, playground: *playground, holdTimeout: *hold,
-		fulfilTimeout: *fulfil, compensateEvery: *every, jobs: *runJobs, webhookURL: *whURL, webhookSecret: *whSecret,
+		fulfilTimeout: *fulfil, compensateEvery: *every, expireEvery: *expireEvery, jobs: *runJobs, webhookURL: *whURL, webhookSecret: *whSecret,
 		limitTokenRPS: *tokenRPS, limitStoreRPS: *storeRPS, limitLookups: *lookups, maxConns: *maxConns,
 		logLevel: *level, shutdownGrace: *grace, tokenCacheTTL: *tokenTTL, debugAddr: *debugAddr,
 		maxInflight: *maxInflight, inflightWait: *inflightWait, optionHooks: hooks}
@@ -148,7 +150,7 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 			return err
 		}
 	}
-	sched, err := jobs.New(svc.JobRuns, jobs.Config{CompensateEvery: c.compensateEvery, Logger: log, OnRun: m.observeJob})
+	sched, err := jobs.New(svc.JobRuns, jobs.Config{CompensateEvery: c.compensateEvery, ExpireEvery: c.expireEvery, Logger: log, OnRun: m.observeJob})
 	if err != nil {
 		return err
 	}

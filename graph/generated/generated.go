@@ -80,12 +80,14 @@ type ComplexityRoot struct {
 		PerCustomerLimit    func(childComplexity int) int
 		RefundWindowMinutes func(childComplexity int) int
 		Reissued            func(childComplexity int) int
+		State               func(childComplexity int) int
 		Stores              func(childComplexity int) int
 		TotalQuantity       func(childComplexity int) int
 		Type                func(childComplexity int) int
 		ValidFrom           func(childComplexity int) int
 		ValidTo             func(childComplexity int) int
 		Value               func(childComplexity int) int
+		Version             func(childComplexity int) int
 	}
 
 	CampaignConnection struct {
@@ -214,13 +216,17 @@ type ComplexityRoot struct {
 		CreateCampaign    func(childComplexity int, input model.CreateCampaignInput) int
 		CreateStore       func(childComplexity int, input model.CreateStoreInput) int
 		CreateToken       func(childComplexity int, input model.CreateTokenInput) int
+		EndCampaign       func(childComplexity int, input model.CampaignVersionInput) int
 		IssueCoupons      func(childComplexity int, input model.IssueCouponsInput) int
+		PauseCampaign     func(childComplexity int, input model.CampaignVersionInput) int
 		RedeemCoupon      func(childComplexity int, input model.RedeemCouponInput) int
 		RefundRedemption  func(childComplexity int, input model.RefundRedemptionInput) int
 		ReserveCoupon     func(childComplexity int, input model.RedeemCouponInput) int
 		ResolveFinding    func(childComplexity int, input model.ResolveFindingInput) int
+		ResumeCampaign    func(childComplexity int, input model.CampaignVersionInput) int
 		RevokeToken       func(childComplexity int, input model.RevokeTokenInput) int
 		RunJob            func(childComplexity int, input model.RunJobInput) int
+		UpdateCampaign    func(childComplexity int, input model.UpdateCampaignInput) int
 	}
 
 	Operator struct {
@@ -377,6 +383,10 @@ type MutationResolver interface {
 	CreateStore(ctx context.Context, input model.CreateStoreInput) (*models.Store, error)
 	CreateCampaign(ctx context.Context, input model.CreateCampaignInput) (*models.Campaign, error)
 	IssueCoupons(ctx context.Context, input model.IssueCouponsInput) (*model.IssueCouponsPayload, error)
+	UpdateCampaign(ctx context.Context, input model.UpdateCampaignInput) (*models.Campaign, error)
+	PauseCampaign(ctx context.Context, input model.CampaignVersionInput) (*models.Campaign, error)
+	ResumeCampaign(ctx context.Context, input model.CampaignVersionInput) (*models.Campaign, error)
+	EndCampaign(ctx context.Context, input model.CampaignVersionInput) (*models.Campaign, error)
 	RunJob(ctx context.Context, input model.RunJobInput) (*services.JobRun, error)
 	ResolveFinding(ctx context.Context, input model.ResolveFindingInput) (*models.Finding, error)
 	RedeemCoupon(ctx context.Context, input model.RedeemCouponInput) (*models.RedemptionFlow, error)
@@ -576,6 +586,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Campaign.Reissued(childComplexity), true
+	case "Campaign.state":
+		if e.ComplexityRoot.Campaign.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.State(childComplexity), true
 	case "Campaign.stores":
 		if e.ComplexityRoot.Campaign.Stores == nil {
 			break
@@ -612,6 +628,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Campaign.Value(childComplexity), true
+	case "Campaign.version":
+		if e.ComplexityRoot.Campaign.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.Version(childComplexity), true
 
 	case "CampaignConnection.edges":
 		if e.ComplexityRoot.CampaignConnection.Edges == nil {
@@ -1099,6 +1121,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateToken(childComplexity, args["input"].(model.CreateTokenInput)), true
+	case "Mutation.endCampaign":
+		if e.ComplexityRoot.Mutation.EndCampaign == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_endCampaign_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.EndCampaign(childComplexity, args["input"].(model.CampaignVersionInput)), true
 	case "Mutation.issueCoupons":
 		if e.ComplexityRoot.Mutation.IssueCoupons == nil {
 			break
@@ -1110,6 +1143,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.IssueCoupons(childComplexity, args["input"].(model.IssueCouponsInput)), true
+	case "Mutation.pauseCampaign":
+		if e.ComplexityRoot.Mutation.PauseCampaign == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_pauseCampaign_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PauseCampaign(childComplexity, args["input"].(model.CampaignVersionInput)), true
 	case "Mutation.redeemCoupon":
 		if e.ComplexityRoot.Mutation.RedeemCoupon == nil {
 			break
@@ -1154,6 +1198,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ResolveFinding(childComplexity, args["input"].(model.ResolveFindingInput)), true
+	case "Mutation.resumeCampaign":
+		if e.ComplexityRoot.Mutation.ResumeCampaign == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_resumeCampaign_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ResumeCampaign(childComplexity, args["input"].(model.CampaignVersionInput)), true
 	case "Mutation.revokeToken":
 		if e.ComplexityRoot.Mutation.RevokeToken == nil {
 			break
@@ -1176,6 +1231,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RunJob(childComplexity, args["input"].(model.RunJobInput)), true
+	case "Mutation.updateCampaign":
+		if e.ComplexityRoot.Mutation.UpdateCampaign == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateCampaign_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateCampaign(childComplexity, args["input"].(model.UpdateCampaignInput)), true
 
 	case "Operator.id":
 		if e.ComplexityRoot.Operator.ID == nil {
@@ -1740,6 +1806,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
 		return graphql.NewInputUnmarshalerIndex(
+			graphql.NewInputUnmarshaler("CampaignVersionInput", ec.unmarshalInputCampaignVersionInput),
 			graphql.NewInputUnmarshaler("CancelRedemptionInput", ec.unmarshalInputCancelRedemptionInput),
 			graphql.NewInputUnmarshaler("ConfirmRedemptionInput", ec.unmarshalInputConfirmRedemptionInput),
 			graphql.NewInputUnmarshaler("CouponFilter", ec.unmarshalInputCouponFilter),
@@ -1755,6 +1822,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("ResolveFindingInput", ec.unmarshalInputResolveFindingInput),
 			graphql.NewInputUnmarshaler("RevokeTokenInput", ec.unmarshalInputRevokeTokenInput),
 			graphql.NewInputUnmarshaler("RunJobInput", ec.unmarshalInputRunJobInput),
+			graphql.NewInputUnmarshaler("UpdateCampaignInput", ec.unmarshalInputUpdateCampaignInput),
 		)
 	}
 	first := true
@@ -1841,6 +1909,16 @@ enum CampaignType {
   EXCHANGE
 }
 
+"Whether a campaign's coupons may be issued and taken."
+enum CampaignState {
+  "Issues coupons, and its coupons are taken."
+  ACTIVE
+  "Issues nothing; its coupons are rejected with CAMPAIGN_PAUSED, untouched, until it resumes."
+  PAUSED
+  "Over for good: its end was cut to when it ended, and its unused coupons expire."
+  ENDED
+}
+
 "A batch (批次) of coupons sharing one benefit and one set of rules."
 type Campaign {
   "Campaign id."
@@ -1871,8 +1949,36 @@ type Campaign {
   perCustomerLimit: Int!
   "Minutes after redemption during which a clerk may refund; 0 means clerks may not."
   refundWindowMinutes: Int!
+  "Whether it issues and its coupons are taken."
+  state: CampaignState!
+  "Optimistic-locking version: send it back with any change; a stale one is CONFLICT with extensions.currentVersion."
+  version: Int!
   "When the campaign was created."
   createdAt: Time!
+}
+
+"What may change of a campaign; omitted fields stay. Its benefit never changes."
+input UpdateCampaignInput {
+  "The campaign."
+  id: ID!
+  "The version you read; a stale one is CONFLICT and changes nothing."
+  version: Int!
+  "New display name."
+  name: String
+  "New end of validity (exclusive); coupons still valid past it get it too."
+  validTo: Time
+  "New total quantity; never below what was issued (BAD_USER_INPUT)."
+  totalQuantity: Int
+  "New refund window in minutes."
+  refundWindowMinutes: Int
+}
+
+"A campaign and the version you read, to pause, resume or end it."
+input CampaignVersionInput {
+  "The campaign."
+  id: ID!
+  "The version you read; a stale one is CONFLICT and changes nothing."
+  version: Int!
 }
 
 "A new campaign. Money in fen."
@@ -1949,6 +2055,14 @@ extend type Mutation {
   createCampaign(input: CreateCampaignInput!): Campaign!
   "Issues coupons of a campaign, never past its total (QUOTA_EXCEEDED). ADMIN only."
   issueCoupons(input: IssueCouponsInput!): IssueCouponsPayload!
+  "Changes a campaign's name, end, total quantity or refund window, if it is still at version. ADMIN only."
+  updateCampaign(input: UpdateCampaignInput!): Campaign!
+  "Pauses an ACTIVE campaign (else INVALID_STATE). ADMIN only."
+  pauseCampaign(input: CampaignVersionInput!): Campaign!
+  "Resumes a PAUSED campaign (else INVALID_STATE). ADMIN only."
+  resumeCampaign(input: CampaignVersionInput!): Campaign!
+  "Ends a campaign for good: its end becomes now and its unused coupons expire on the next expiry run. ADMIN only."
+  endCampaign(input: CampaignVersionInput!): Campaign!
 }
 `, BuiltIn: false},
 	{Name: "../coupon.graphqls", Input: `"A state of the coupon state machine: UNUSED -> REDEEMING -> REDEEMED -> REFUNDED, REDEEMING -> UNUSED on failure."
@@ -2308,6 +2422,8 @@ enum RejectReason {
   STORE_NOT_ELIGIBLE
   "The order amount is below the campaign's minimum spend."
   MIN_SPEND_NOT_MET
+  "The campaign is paused; the coupon is untouched and works again when it resumes."
+  CAMPAIGN_PAUSED
 }
 
 "One redemption attempt: the ledger row finance reconciles against."
@@ -2766,6 +2882,10 @@ func (ec *executionContext) childFields_Campaign(ctx context.Context, field grap
 		return ec.fieldContext_Campaign_perCustomerLimit(ctx, field)
 	case "refundWindowMinutes":
 		return ec.fieldContext_Campaign_refundWindowMinutes(ctx, field)
+	case "state":
+		return ec.fieldContext_Campaign_state(ctx, field)
+	case "version":
+		return ec.fieldContext_Campaign_version(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Campaign_createdAt(ctx, field)
 	}
@@ -3404,12 +3524,40 @@ func (ec *executionContext) field_Mutation_createToken_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_endCampaign_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CampaignVersionInput, error) {
+			return ec.unmarshalNCampaignVersionInput2coupondᚋgraphᚋmodelᚐCampaignVersionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_issueCoupons_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.IssueCouponsInput, error) {
 			return ec.unmarshalNIssueCouponsInput2coupondᚋgraphᚋmodelᚐIssueCouponsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_pauseCampaign_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CampaignVersionInput, error) {
+			return ec.unmarshalNCampaignVersionInput2coupondᚋgraphᚋmodelᚐCampaignVersionInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -3474,6 +3622,20 @@ func (ec *executionContext) field_Mutation_resolveFinding_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_resumeCampaign_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CampaignVersionInput, error) {
+			return ec.unmarshalNCampaignVersionInput2coupondᚋgraphᚋmodelᚐCampaignVersionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_revokeToken_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3494,6 +3656,20 @@ func (ec *executionContext) field_Mutation_runJob_args(ctx context.Context, rawA
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.RunJobInput, error) {
 			return ec.unmarshalNRunJobInput2coupondᚋgraphᚋmodelᚐRunJobInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateCampaign_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateCampaignInput, error) {
+			return ec.unmarshalNUpdateCampaignInput2coupondᚋgraphᚋmodelᚐUpdateCampaignInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4556,6 +4732,52 @@ func (ec *executionContext) _Campaign_refundWindowMinutes(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_Campaign_refundWindowMinutes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Campaign_state(ctx context.Context, field graphql.CollectedField, obj *models.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.CampaignState) graphql.Marshaler {
+			return ec.marshalNCampaignState2coupondᚋmodelsᚐCampaignState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, "CampaignState")
+}
+
+func (ec *executionContext) _Campaign_version(ctx context.Context, field graphql.CollectedField, obj *models.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Campaign", field, false, false, "Int")
 }
 
@@ -6493,6 +6715,182 @@ func (ec *executionContext) fieldContext_Mutation_issueCoupons(ctx context.Conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_issueCoupons_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateCampaign(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateCampaign(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateCampaign(ctx, fc.Args["input"].(model.UpdateCampaignInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Campaign) graphql.Marshaler {
+			return ec.marshalNCampaign2ᚖcoupondᚋmodelsᚐCampaign(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateCampaign(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Campaign(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateCampaign_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_pauseCampaign(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_pauseCampaign(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().PauseCampaign(ctx, fc.Args["input"].(model.CampaignVersionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Campaign) graphql.Marshaler {
+			return ec.marshalNCampaign2ᚖcoupondᚋmodelsᚐCampaign(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_pauseCampaign(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Campaign(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_pauseCampaign_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_resumeCampaign(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_resumeCampaign(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ResumeCampaign(ctx, fc.Args["input"].(model.CampaignVersionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Campaign) graphql.Marshaler {
+			return ec.marshalNCampaign2ᚖcoupondᚋmodelsᚐCampaign(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_resumeCampaign(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Campaign(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_resumeCampaign_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_endCampaign(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_endCampaign(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().EndCampaign(ctx, fc.Args["input"].(model.CampaignVersionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Campaign) graphql.Marshaler {
+			return ec.marshalNCampaign2ᚖcoupondᚋmodelsᚐCampaign(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_endCampaign(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Campaign(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_endCampaign_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -10314,6 +10712,55 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputCampaignVersionInput(ctx context.Context, obj any) (model.CampaignVersionInput, error) {
+	var it model.CampaignVersionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "version"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "version":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("version"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Version = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCampaignVersionInput unmarshals raw into the CampaignVersionInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCampaignVersionInput(ctx context.Context, raw any) (model.CampaignVersionInput, error) {
+	var out model.CampaignVersionInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CampaignVersionInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCancelRedemptionInput(ctx context.Context, obj any) (model.CancelRedemptionInput, error) {
 	var it model.CancelRedemptionInput
 	if obj == nil {
@@ -11196,6 +11643,83 @@ func UnmarshalRunJobInput(ctx context.Context, raw any) (model.RunJobInput, erro
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputUpdateCampaignInput(ctx context.Context, obj any) (model.UpdateCampaignInput, error) {
+	var it model.UpdateCampaignInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "version", "name", "validTo", "totalQuantity", "refundWindowMinutes"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "version":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("version"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Version = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "validTo":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("validTo"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ValidTo = data
+		case "totalQuantity":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("totalQuantity"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TotalQuantity = data
+		case "refundWindowMinutes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("refundWindowMinutes"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RefundWindowMinutes = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalUpdateCampaignInput unmarshals raw into the UpdateCampaignInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUpdateCampaignInput(ctx context.Context, raw any) (model.UpdateCampaignInput, error) {
+	var out model.UpdateCampaignInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UpdateCampaignInput", raw, &out)
+	return out, err
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -11428,6 +11952,16 @@ func (ec *executionContext) _Campaign(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "refundWindowMinutes":
 			out.Values[i] = ec._Campaign_refundWindowMinutes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "state":
+			out.Values[i] = ec._Campaign_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "version":
+			out.Values[i] = ec._Campaign_version(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -12318,6 +12852,34 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "issueCoupons":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_issueCoupons(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateCampaign":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateCampaign(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pauseCampaign":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_pauseCampaign(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resumeCampaign":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_resumeCampaign(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endCampaign":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_endCampaign(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -13693,6 +14255,21 @@ func (ec *executionContext) marshalNCampaignEdge2ᚖcoupondᚋgraphᚋmodelᚐCa
 	return ec._CampaignEdge(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNCampaignState2coupondᚋmodelsᚐCampaignState(ctx context.Context, v any) (models.CampaignState, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := models.CampaignState(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCampaignState2coupondᚋmodelsᚐCampaignState(ctx context.Context, sel ast.SelectionSet, v models.CampaignState) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "CampaignState!")
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNCampaignType2coupondᚋmodelsᚐCampaignType(ctx context.Context, v any) (models.CampaignType, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := models.CampaignType(tmp)
@@ -13706,6 +14283,11 @@ func (ec *executionContext) marshalNCampaignType2coupondᚋmodelsᚐCampaignType
 		graphql.AddInvalidNullFromMarshaler(ctx, "CampaignType!")
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNCampaignVersionInput2coupondᚋgraphᚋmodelᚐCampaignVersionInput(ctx context.Context, v any) (model.CampaignVersionInput, error) {
+	res, err := ec.unmarshalInputCampaignVersionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNCancelRedemptionInput2coupondᚋgraphᚋmodelᚐCancelRedemptionInput(ctx context.Context, v any) (model.CancelRedemptionInput, error) {
@@ -14376,6 +14958,11 @@ func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel as
 		graphql.AddInvalidNullFromMarshaler(ctx, "Time!")
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNUpdateCampaignInput2coupondᚋgraphᚋmodelᚐUpdateCampaignInput(ctx context.Context, v any) (model.UpdateCampaignInput, error) {
+	res, err := ec.unmarshalInputUpdateCampaignInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNViewer2ᚖcoupondᚋgraphᚋmodelᚐViewer(ctx context.Context, sel ast.SelectionSet, v *model.Viewer) graphql.Marshaler {

@@ -44,6 +44,14 @@ type CampaignEdge struct {
 	Node *models.Campaign `json:"node"`
 }
 
+// A campaign and the version you read, to pause, resume or end it.
+type CampaignVersionInput struct {
+	// The campaign.
+	ID int64 `json:"id"`
+	// The version you read; a stale one is CONFLICT and changes nothing.
+	Version int64 `json:"version"`
+}
+
 // Cancels a reserved redemption.
 type CancelRedemptionInput struct {
 	// The redemption number returned by reserveCoupon.
@@ -330,6 +338,22 @@ type StoreEdge struct {
 	Node *models.Store `json:"node"`
 }
 
+// What may change of a campaign; omitted fields stay. Its benefit never changes.
+type UpdateCampaignInput struct {
+	// The campaign.
+	ID int64 `json:"id"`
+	// The version you read; a stale one is CONFLICT and changes nothing.
+	Version int64 `json:"version"`
+	// New display name.
+	Name *string `json:"name,omitempty"`
+	// New end of validity (exclusive); coupons still valid past it get it too.
+	ValidTo *time.Time `json:"validTo,omitempty"`
+	// New total quantity; never below what was issued (BAD_USER_INPUT).
+	TotalQuantity *int64 `json:"totalQuantity,omitempty"`
+	// New refund window in minutes.
+	RefundWindowMinutes *int64 `json:"refundWindowMinutes,omitempty"`
+}
+
 // The caller: its merchant, role and, for a clerk, its stores.
 type Viewer struct {
 	// The merchant the token belongs to.
@@ -354,6 +378,8 @@ const (
 	RejectReasonStoreNotEligible RejectReason = "STORE_NOT_ELIGIBLE"
 	// The order amount is below the campaign's minimum spend.
 	RejectReasonMinSpendNotMet RejectReason = "MIN_SPEND_NOT_MET"
+	// The campaign is paused; the coupon is untouched and works again when it resumes.
+	RejectReasonCampaignPaused RejectReason = "CAMPAIGN_PAUSED"
 )
 
 var AllRejectReason = []RejectReason{
@@ -362,11 +388,12 @@ var AllRejectReason = []RejectReason{
 	RejectReasonCouponNotYetValid,
 	RejectReasonStoreNotEligible,
 	RejectReasonMinSpendNotMet,
+	RejectReasonCampaignPaused,
 }
 
 func (e RejectReason) IsValid() bool {
 	switch e {
-	case RejectReasonCouponNotAvailable, RejectReasonCouponExpired, RejectReasonCouponNotYetValid, RejectReasonStoreNotEligible, RejectReasonMinSpendNotMet:
+	case RejectReasonCouponNotAvailable, RejectReasonCouponExpired, RejectReasonCouponNotYetValid, RejectReasonStoreNotEligible, RejectReasonMinSpendNotMet, RejectReasonCampaignPaused:
 		return true
 	}
 	return false
