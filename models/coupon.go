@@ -147,6 +147,13 @@ func ReserveCoupon(tx *gorm.DB, a ReserveArgs) (Reserved, bool, error) {
 // false when the coupon was not in from or not held by redeemNo. An edge the
 // state machine does not have is an error and changes nothing.
 func MoveCoupon(tx *gorm.DB, couponID int64, redeemNo string, from, to CouponStatus, now time.Time) (int64, bool, error) {
+	return MoveCouponAt(tx, couponID, redeemNo, from, to, 0, now)
+}
+
+// MoveCouponAt is MoveCoupon that also requires the coupon to be still at
+// version, the one the caller read (0: any), as the seed's fifth pitfall
+// asks of an actor that decided on an older read, such as compensation.
+func MoveCouponAt(tx *gorm.DB, couponID int64, redeemNo string, from, to CouponStatus, version int64, now time.Time) (int64, bool, error) {
 	if !Legal(from, to) {
 		return 0, false, fmt.Errorf("move coupon %d: %s -> %s is not an edge of the state machine", couponID, from, to)
 	}
@@ -155,8 +162,11 @@ func MoveCoupon(tx *gorm.DB, couponID int64, redeemNo string, from, to CouponSta
 	if to == CouponUnused {
 		set += ", redeem_no = NULL"
 	}
-	err := tx.Raw("UPDATE coupons SET "+set+" WHERE id = ? AND status = ? AND redeem_no = ? RETURNING version",
-		string(to), now, couponID, string(from), redeemNo).Scan(&versions).Error
+	where, args := "id = ? AND status = ? AND redeem_no = ?", []any{string(to), now, couponID, string(from), redeemNo}
+	if version != 0 {
+		where, args = where+" AND version = ?", append(args, version)
+	}
+	err := tx.Raw("UPDATE coupons SET "+set+" WHERE "+where+" RETURNING version", args...).Scan(&versions).Error
 	if err != nil || len(versions) != 1 {
 		return 0, false, err
 	}

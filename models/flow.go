@@ -187,11 +187,15 @@ func FinishFlow(tx *gorm.DB, flowID int64, o FlowOutcome) (bool, error) {
 
 // FenceFlow marks a PROCESSING redemption as being released by compensation:
 // from then on FinishFlow refuses to make it SUCCEEDED. It reports false when the
-// flow has left PROCESSING. Marking an already fenced flow again succeeds, so a
-// compensation run that died after fencing can be finished by the next.
-func FenceFlow(tx *gorm.DB, flowID int64, now time.Time) (bool, error) {
+// flow has left PROCESSING, or when its coupon is no longer held by it at
+// couponVersion, the version compensation decided on. Marking an already
+// fenced flow again succeeds, so a compensation run that died after fencing
+// can be finished by the next.
+func FenceFlow(tx *gorm.DB, flowID, couponVersion int64, now time.Time) (bool, error) {
 	res := tx.Exec(`UPDATE redemption_flows SET fenced_at = COALESCE(fenced_at, ?), updated_at = ?
-WHERE id = ? AND status = 'PROCESSING'`, now, now, flowID)
+WHERE id = ? AND status = 'PROCESSING' AND EXISTS (SELECT 1 FROM coupons c WHERE c.id = redemption_flows.coupon_id
+  AND c.status = 'REDEEMING' AND c.redeem_no = redemption_flows.redeem_no AND c.version = ?)`,
+		now, now, flowID, couponVersion)
 	return res.RowsAffected == 1, res.Error
 }
 
@@ -209,10 +213,11 @@ WHERE id = ? AND status = 'PROCESSING' RETURNING attempts`, now, flowID).Scan(&a
 }
 
 // StuckFlow is a PROCESSING redemption past its hold deadline, as
-// compensation claims it.
+// compensation claims it, with the version its coupon had then.
 type StuckFlow struct {
 	RedemptionFlow
-	FencedAt *time.Time
+	FencedAt      *time.Time
+	CouponVersion int64
 }
 
 // ClaimStuckFlows leases to the caller, until leaseUntil, up to limit
@@ -224,7 +229,9 @@ type StuckFlow struct {
 // flows. tx must be a transaction.
 func ClaimStuckFlows(tx *gorm.DB, merchantID int64, now, leaseUntil time.Time, afterID int64, limit int) ([]StuckFlow, error) {
 	var flows []StuckFlow
-	q := tx.Table("redemption_flows").Clauses(clause.Locking{Strength: "UPDATE", Options: "SKIP LOCKED"}).
+	q := tx.Table("redemption_flows").
+		Select("redemption_flows.*, (SELECT c.version FROM coupons c WHERE c.id = redemption_flows.coupon_id) AS coupon_version").
+		Clauses(clause.Locking{Strength: "UPDATE", Options: "SKIP LOCKED"}).
 		Where("status = ? AND hold_until <= ? AND (claimed_until IS NULL OR claimed_until <= ?) AND id > ?",
 			FlowProcessing, now, now, afterID)
 	if merchantID != 0 {

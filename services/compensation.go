@@ -30,7 +30,10 @@ const ReleaseHoldTimeout = "HOLD_TIMEOUT"
 //
 // Claims (a lease taken with FOR UPDATE SKIP LOCKED on PostgreSQL) only keep
 // workers from doing the same work twice; correctness rests on the conditional
-// updates of Redemptions.finish, so any number of workers may run at once.
+// updates of Redemptions.finish, so any number of workers may run at once. The
+// fence and the coupon's move carry the coupon version read at the claim as
+// well as the holder's redemption number (the seed's fifth pitfall): a coupon
+// that moved on since is never touched.
 type Compensator struct {
 	db             *gorm.DB
 	now            func() time.Time
@@ -183,7 +186,7 @@ func (c *Compensator) resolve(ctx context.Context, f *models.StuckFlow, res *Com
 	if f.Operation == models.OpReserve {
 		// The client runs its own order and never confirmed in time: the
 		// reservation simply ends; a late confirm finds it RELEASED.
-		return c.release(ctx, actor, flow)
+		return c.release(ctx, actor, f)
 	}
 	db := c.db.WithContext(ctx)
 	if f.FencedAt == nil {
@@ -194,13 +197,13 @@ func (c *Compensator) resolve(ctx context.Context, f *models.StuckFlow, res *Com
 			return c.failed(ctx, flow, fmt.Errorf("look up order: %w", err), res)
 		}
 		if look.Exists {
-			_, won, err := c.red.settle(ctx, actor, flow, look.OrderRef)
+			_, won, err := c.red.settle(ctx, actor, flow, look.OrderRef, f.CouponVersion)
 			if err != nil || !won {
 				return outcomeLost, err
 			}
 			return outcomeRolledForward, nil
 		}
-		ok, err := models.FenceFlow(db, f.ID, c.now())
+		ok, err := models.FenceFlow(db, f.ID, f.CouponVersion, c.now())
 		if err != nil {
 			return outcomeRetry, fmt.Errorf("fence redemption %s: %w", f.RedeemNo, err)
 		}
@@ -217,11 +220,11 @@ func (c *Compensator) resolve(ctx context.Context, f *models.StuckFlow, res *Com
 	if err != nil {
 		return c.failed(ctx, flow, fmt.Errorf("fence at the adapter: %w", err), res)
 	}
-	return c.release(ctx, actor, flow)
+	return c.release(ctx, actor, f)
 }
 
-func (c *Compensator) release(ctx context.Context, actor Actor, flow *models.RedemptionFlow) (outcome, error) {
-	_, won, err := c.red.release(ctx, actor, flow, ReleaseHoldTimeout)
+func (c *Compensator) release(ctx context.Context, actor Actor, f *models.StuckFlow) (outcome, error) {
+	_, won, err := c.red.release(ctx, actor, &f.RedemptionFlow, ReleaseHoldTimeout, f.CouponVersion)
 	if err != nil || !won {
 		return outcomeLost, err
 	}

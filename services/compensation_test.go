@@ -393,3 +393,41 @@ func TestCompensationOpensFindingAfterFailedLookups(t *testing.T) {
 		}
 	})
 }
+
+// Compensation's fence and release carry the coupon version it read, as
+// well as the holder's redemption number: against a coupon that moved on,
+// neither writes anything.
+func TestCompensationChecksTheCouponVersion(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		w := newWorld(t, db)
+		code := w.issue(w.campaign, 1)[0]
+		f := w.stuck(code, "versioned", false)
+		c := w.coupon(code)
+		now := w.clock.Now()
+		ok, err := models.FenceFlow(db, f.ID, c.Version+1, now)
+		must(t, err)
+		if ok {
+			t.Fatal("fenced at a version the coupon does not have")
+		}
+		_, ok, err = models.MoveCouponAt(db, c.ID, f.RedeemNo, models.CouponRedeeming, models.CouponUnused, c.Version+5, now)
+		must(t, err)
+		if ok {
+			t.Fatal("released at a stale version")
+		}
+		if got := w.coupon(code); got.Status != models.CouponRedeeming || got.Version != c.Version {
+			t.Fatalf("coupon moved: %s v%d", got.Status, got.Version)
+		}
+		ok, err = models.FenceFlow(db, f.ID, c.Version, now)
+		must(t, err)
+		if !ok {
+			t.Fatal("not fenced at the coupon's version")
+		}
+		w.clock.Advance(holdTimeout + time.Second)
+		res, err := w.svc.Compensation.Run(context.Background())
+		must(t, err)
+		if res != (services.CompensationResult{Claimed: 1, Released: 1}) {
+			t.Fatalf("compensation %+v", res)
+		}
+		w.consistent()
+	})
+}

@@ -140,7 +140,7 @@ func (s *Redemptions) fulfil(ctx context.Context, actor Actor, flow *models.Rede
 		return s.confirm(ctx, actor, flow, ref)
 	case errors.Is(err, ErrFulfilmentRejected):
 		s.hooks.log.WarnContext(ctx, "fulfilment failed, releasing coupon", "redeem_no", flow.RedeemNo, "err", err)
-		final, _, err := s.release(ctx, actor, flow, ReleaseFulfilmentFailed)
+		final, _, err := s.release(ctx, actor, flow, ReleaseFulfilmentFailed, 0)
 		return final, err
 	default:
 		s.hooks.log.WarnContext(ctx, "fulfilment outcome unknown, left to compensation", "redeem_no", flow.RedeemNo, "err", err)
@@ -152,7 +152,7 @@ func (s *Redemptions) fulfil(ctx context.Context, actor Actor, flow *models.Rede
 // released the coupon while the order was being made, the order must not
 // stand without its redemption: it is cancelled.
 func (s *Redemptions) confirm(ctx context.Context, actor Actor, flow *models.RedemptionFlow, ref string) (*models.RedemptionFlow, error) {
-	final, won, err := s.settle(ctx, actor, flow, ref)
+	final, won, err := s.settle(ctx, actor, flow, ref, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +202,7 @@ func (s *Redemptions) Confirm(ctx context.Context, actor Actor, in ConfirmInput)
 	}
 	if flow.Status == models.FlowProcessing {
 		var won bool
-		flow, won, err = s.settle(ctx, actor, flow, in.OrderRef)
+		flow, won, err = s.settle(ctx, actor, flow, in.OrderRef, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -234,7 +234,7 @@ func (s *Redemptions) Cancel(ctx context.Context, actor Actor, in CancelInput) (
 		return nil, err
 	}
 	if flow.Status == models.FlowProcessing {
-		flow, _, err = s.release(ctx, actor, flow, ReleaseCancelled)
+		flow, _, err = s.release(ctx, actor, flow, ReleaseCancelled, 0)
 		if err != nil {
 			return nil, err
 		}

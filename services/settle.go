@@ -14,16 +14,18 @@ import (
 // REDEEMED in one transaction. won is false when someone else (compensation or a
 // concurrent confirm or cancel) finished the flow first; the flow returned is
 // then the stored final one.
-func (s *Redemptions) settle(ctx context.Context, actor Actor, flow *models.RedemptionFlow, orderRef string) (*models.RedemptionFlow, bool, error) {
+// seen, when not 0, is the coupon version the caller decided on (see
+// models.MoveCouponAt).
+func (s *Redemptions) settle(ctx context.Context, actor Actor, flow *models.RedemptionFlow, orderRef string, seen int64) (*models.RedemptionFlow, bool, error) {
 	return s.finish(ctx, actor, flow, models.FlowOutcome{Status: models.FlowSucceeded, OrderRef: &orderRef},
-		models.CouponRedeemed)
+		models.CouponRedeemed, seen)
 }
 
 // release gives the coupon of a PROCESSING flow back: flow RELEASED and coupon
 // UNUSED in one transaction, with the same race rules as settle.
-func (s *Redemptions) release(ctx context.Context, actor Actor, flow *models.RedemptionFlow, reason string) (*models.RedemptionFlow, bool, error) {
+func (s *Redemptions) release(ctx context.Context, actor Actor, flow *models.RedemptionFlow, reason string, seen int64) (*models.RedemptionFlow, bool, error) {
 	return s.finish(ctx, actor, flow, models.FlowOutcome{Status: models.FlowReleased, ReleaseReason: &reason},
-		models.CouponUnused)
+		models.CouponUnused, seen)
 }
 
 var errLostRace = errors.New("flow already finished")
@@ -32,7 +34,7 @@ var errLostRace = errors.New("flow already finished")
 // in one transaction of conditional updates: of everyone finishing the flow
 // at once (the request, a confirm or cancel, compensation), exactly one
 // wins, and the others learn it from the rows affected.
-func (s *Redemptions) finish(ctx context.Context, actor Actor, flow *models.RedemptionFlow, out models.FlowOutcome, to models.CouponStatus) (*models.RedemptionFlow, bool, error) {
+func (s *Redemptions) finish(ctx context.Context, actor Actor, flow *models.RedemptionFlow, out models.FlowOutcome, to models.CouponStatus, seen int64) (*models.RedemptionFlow, bool, error) {
 	out.Now = s.now()
 	db := s.db.WithContext(ctx)
 	err := s.gate.run(ctx, func() error {
@@ -44,7 +46,7 @@ func (s *Redemptions) finish(ctx context.Context, actor Actor, flow *models.Rede
 			if !ok {
 				return errLostRace
 			}
-			version, ok, err := models.MoveCoupon(tx, flow.CouponID, flow.RedeemNo, models.CouponRedeeming, to, out.Now)
+			version, ok, err := models.MoveCouponAt(tx, flow.CouponID, flow.RedeemNo, models.CouponRedeeming, to, seen, out.Now)
 			if err != nil {
 				return err
 			}
