@@ -29,7 +29,7 @@ func (r *mutationResolver) CreateCampaign(ctx context.Context, input model.Creat
 		Name: input.Name, Type: input.Type, Value: input.Value, MaxDiscount: deref(input.MaxDiscount),
 		MinSpend: deref(input.MinSpend), ValidFrom: input.ValidFrom, ValidTo: input.ValidTo, StoreIDs: input.StoreIds,
 		TotalQuantity: input.TotalQuantity, RefundWindowMinutes: input.RefundWindowMinutes,
-		PerCustomerLimit: deref(input.PerCustomerLimit),
+		PerCustomerLimit: deref(input.PerCustomerLimit), RequestID: deref(input.RequestID),
 	})
 }
 
@@ -37,7 +37,7 @@ func (r *mutationResolver) CreateCampaign(ctx context.Context, input model.Creat
 func (r *mutationResolver) IssueCoupons(ctx context.Context, input model.IssueCouponsInput) (*model.IssueCouponsPayload, error) {
 	actor := services.ActorFrom(ctx)
 	res, err := r.Svc.Campaigns.IssueCoupons(ctx, actor, services.IssueInput{CampaignID: input.CampaignID,
-		Count: deref(input.Count), CustomerRefs: input.CustomerRefs})
+		Count: deref(input.Count), CustomerRefs: input.CustomerRefs, RequestID: deref(input.RequestID)})
 	if err != nil {
 		return nil, err
 	}

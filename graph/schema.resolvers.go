@@ -15,7 +15,8 @@ import (
 
 // CreateStore is the resolver for the createStore field.
 func (r *mutationResolver) CreateStore(ctx context.Context, input model.CreateStoreInput) (*models.Store, error) {
-	return r.Svc.Stores.Create(ctx, services.ActorFrom(ctx), services.CreateStoreInput{Code: input.Code, Name: input.Name})
+	return r.Svc.Stores.Create(ctx, services.ActorFrom(ctx), services.CreateStoreInput{Code: input.Code, Name: input.Name,
+		RequestID: deref(input.RequestID)})
 }
 
 // Viewer is the resolver for the viewer field.

@@ -51,6 +51,8 @@ type CreateCampaignInput struct {
 	// PerCustomerLimit caps the coupons one customer reference may be issued;
 	// 0 means no limit.
 	PerCustomerLimit int64
+	// RequestID, optional, makes the call idempotent (see adminRequest).
+	RequestID string
 }
 
 // DefaultRefundWindowMinutes applies when a campaign does not set one.
@@ -72,11 +74,24 @@ func (c *Campaigns) Create(ctx context.Context, actor Actor, in CreateCampaignIn
 	if err := validateCampaign(&in); err != nil {
 		return nil, err
 	}
+	req, err := newAdminRequest(actor, "createCampaign", in.RequestID, in.Name, string(in.Type),
+		fmt.Sprint(in.Value, in.MaxDiscount, in.MinSpend, in.TotalQuantity, *in.RefundWindowMinutes, in.PerCustomerLimit),
+		in.ValidFrom.UTC().Format(time.RFC3339Nano), in.ValidTo.UTC().Format(time.RFC3339Nano), fmt.Sprint(in.StoreIDs))
+	if err != nil {
+		return nil, err
+	}
+	db := c.db.WithContext(ctx)
+	var prior models.Campaign
+	if ok, err := req.replayed(db, &prior); err != nil {
+		return nil, err
+	} else if ok {
+		return &prior, nil
+	}
 	camp := &models.Campaign{MerchantID: actor.MerchantID, Name: in.Name, Type: in.Type, Value: in.Value,
 		MaxDiscount: in.MaxDiscount, MinSpend: in.MinSpend, ValidFrom: in.ValidFrom.UTC(), ValidTo: in.ValidTo.UTC(),
 		AllStores: len(in.StoreIDs) == 0, TotalQuantity: in.TotalQuantity, PerCustomerLimit: in.PerCustomerLimit,
 		RefundWindowMinutes: *in.RefundWindowMinutes, State: models.CampaignActive, CreatedAt: c.now()}
-	err := c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = db.Transaction(func(tx *gorm.DB) error {
 		for _, id := range in.StoreIDs {
 			if err := storeMustExist(tx, actor.MerchantID, id); err != nil {
 				return err
@@ -85,8 +100,19 @@ func (c *Campaigns) Create(ctx context.Context, actor Actor, in CreateCampaignIn
 		if err := models.InsertCampaign(tx, camp, in.StoreIDs); err != nil {
 			return err
 		}
-		return c.audit.record(tx, actor, "campaign.create", fmt.Sprintf("campaign:%d", camp.ID), camp.Name, nil)
+		if err := c.audit.record(tx, actor, "campaign.create", fmt.Sprintf("campaign:%d", camp.ID), camp.Name, nil); err != nil {
+			return err
+		}
+		return req.record(tx, camp, camp.CreatedAt)
 	})
+	if err != nil && req != nil {
+		// A concurrent copy of the request may have committed first.
+		if ok, err := req.replayed(db, &prior); err != nil {
+			return nil, err
+		} else if ok {
+			return &prior, nil
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("create campaign: %w", err)
 	}

@@ -19,6 +19,9 @@ type IssueInput struct {
 	CampaignID   int64
 	Count        int64
 	CustomerRefs []string
+	// RequestID, optional, makes the call idempotent (see adminRequest): a
+	// repeat returns the same codes and issues nothing.
+	RequestID string
 }
 
 // IssueResult reports an issuance.
@@ -54,7 +57,17 @@ func (c *Campaigns) IssueCoupons(ctx context.Context, actor Actor, in IssueInput
 	if err != nil {
 		return nil, err
 	}
+	req, err := newAdminRequest(actor, "issueCoupons", in.RequestID, fmt.Sprint(in.CampaignID, in.Count), strings.Join(in.CustomerRefs, "\x00"))
+	if err != nil {
+		return nil, err
+	}
 	db := c.db.WithContext(ctx)
+	var prior IssueResult
+	if ok, err := req.replayed(db, &prior); err != nil {
+		return nil, err
+	} else if ok {
+		return &prior, nil
+	}
 	camp, err := c.Get(ctx, actor, in.CampaignID)
 	if err != nil {
 		return nil, err
@@ -111,8 +124,11 @@ func (c *Campaigns) IssueCoupons(ctx context.Context, actor Actor, in IssueInput
 			}
 			res.Codes = append(res.Codes, codes[:min(len(codes), MaxCodesReturned-len(res.Codes))]...)
 		}
-		return c.audit.record(tx, actor, "campaign.issue", fmt.Sprintf("campaign:%d", camp.ID),
-			fmt.Sprintf("issued %d coupons", total), nil)
+		if err := c.audit.record(tx, actor, "campaign.issue", fmt.Sprintf("campaign:%d", camp.ID),
+			fmt.Sprintf("issued %d coupons", total), nil); err != nil {
+			return err
+		}
+		return req.record(tx, res, now)
 	}
 	if models.DialectOfDB(c.db) == models.Postgres {
 		// COPY needs the driver connection under the transaction, so the
@@ -126,6 +142,16 @@ func (c *Campaigns) IssueCoupons(ctx context.Context, actor Actor, in IssueInput
 		})
 	} else {
 		err = db.Transaction(func(tx *gorm.DB) error { return issue(tx, nil) })
+	}
+	if err != nil && req != nil {
+		// A concurrent copy of the request may have committed first (the
+		// copy's insert of the id, or its budget, failed on it): its result
+		// is the answer.
+		if ok, err := req.replayed(db, &prior); err != nil {
+			return nil, err
+		} else if ok {
+			return &prior, nil
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("issue coupons of campaign %d: %w", camp.ID, err)

@@ -24,12 +24,14 @@ type Stores struct {
 type CreateStoreInput struct {
 	Code string
 	Name string
+	// RequestID, optional, makes the call idempotent (see adminRequest).
+	RequestID string
 }
 
 var storeCodePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$`)
 
 // Create adds a store; administrators only. A code already used by the merchant
-// is a CONFLICT.
+// is a CONFLICT. With a request id, a repeat returns the first result.
 func (s *Stores) Create(ctx context.Context, actor Actor, in CreateStoreInput) (*models.Store, error) {
 	if err := actor.require(models.RoleAdmin); err != nil {
 		return nil, err
@@ -44,14 +46,33 @@ func (s *Stores) Create(ctx context.Context, actor Actor, in CreateStoreInput) (
 	if err := checkText("name", in.Name, 100, false); err != nil {
 		return nil, err
 	}
+	req, err := newAdminRequest(actor, "createStore", in.RequestID, in.Code, in.Name)
+	if err != nil {
+		return nil, err
+	}
+	db := s.db.WithContext(ctx)
+	var prior models.Store
+	if ok, err := req.replayed(db, &prior); err != nil {
+		return nil, err
+	} else if ok {
+		return &prior, nil
+	}
 	st := &models.Store{MerchantID: actor.MerchantID, Code: in.Code, Name: in.Name, CreatedAt: s.now()}
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = db.Transaction(func(tx *gorm.DB) error {
 		if err := models.InsertStore(tx, st); err != nil {
 			return err
 		}
-		return s.audit.record(tx, actor, "store.create", fmt.Sprintf("store:%d", st.ID), st.Code, nil)
+		if err := s.audit.record(tx, actor, "store.create", fmt.Sprintf("store:%d", st.ID), st.Code, nil); err != nil {
+			return err
+		}
+		return req.record(tx, st, st.CreatedAt)
 	})
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		if ok, err := req.replayed(db, &prior); err != nil {
+			return nil, err
+		} else if ok {
+			return &prior, nil
+		}
 		return nil, conflictf("a store with code %s already exists", in.Code)
 	}
 	if err != nil {

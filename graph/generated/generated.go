@@ -2005,6 +2005,8 @@ input CreateCampaignInput {
   refundWindowMinutes: Int
   "Most coupons one customer reference may be issued; omitted or 0 means no limit."
   perCustomerLimit: Int
+  "Optional idempotency key: a repeat with the same parameters returns the first result and changes nothing; other parameters under it are IDEMPOTENCY_KEY_REUSED."
+  requestId: String
 }
 
 "Coupons to issue."
@@ -2015,6 +2017,8 @@ input IssueCouponsInput {
   count: Int
   "Bind coupons to these customer references (e.g. mini-program user ids), at most 10000."
   customerRefs: [String!]
+  "Optional idempotency key: a repeat with the same parameters returns the same codes and issues nothing; other parameters under it are IDEMPOTENCY_KEY_REUSED."
+  requestId: String
 }
 
 "The result of an issuance."
@@ -2680,6 +2684,8 @@ input CreateStoreInput {
   code: String!
   "Display name, at most 100 characters."
   name: String!
+  "Optional idempotency key: a repeat with the same parameters returns the first result and changes nothing; other parameters under it are IDEMPOTENCY_KEY_REUSED."
+  requestId: String
 }
 
 "A page of stores."
@@ -10933,7 +10939,7 @@ func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "type", "value", "maxDiscount", "minSpend", "validFrom", "validTo", "storeIds", "totalQuantity", "refundWindowMinutes", "perCustomerLimit"}
+	fieldsInOrder := [...]string{"name", "type", "value", "maxDiscount", "minSpend", "validFrom", "validTo", "storeIds", "totalQuantity", "refundWindowMinutes", "perCustomerLimit", "requestId"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -11017,6 +11023,13 @@ func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Contex
 				return it, err
 			}
 			it.PerCustomerLimit = data
+		case "requestId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("requestId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RequestID = data
 		}
 	}
 	return it, nil
@@ -11045,7 +11058,7 @@ func (ec *executionContext) unmarshalInputCreateStoreInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"code", "name"}
+	fieldsInOrder := [...]string{"code", "name", "requestId"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -11066,6 +11079,13 @@ func (ec *executionContext) unmarshalInputCreateStoreInput(ctx context.Context, 
 				return it, err
 			}
 			it.Name = data
+		case "requestId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("requestId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RequestID = data
 		}
 	}
 	return it, nil
@@ -11227,7 +11247,7 @@ func (ec *executionContext) unmarshalInputIssueCouponsInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"campaignId", "count", "customerRefs"}
+	fieldsInOrder := [...]string{"campaignId", "count", "customerRefs", "requestId"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -11255,6 +11275,13 @@ func (ec *executionContext) unmarshalInputIssueCouponsInput(ctx context.Context,
 				return it, err
 			}
 			it.CustomerRefs = data
+		case "requestId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("requestId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RequestID = data
 		}
 	}
 	return it, nil

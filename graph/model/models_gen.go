@@ -120,6 +120,8 @@ type CreateCampaignInput struct {
 	RefundWindowMinutes *int64 `json:"refundWindowMinutes,omitempty"`
 	// Most coupons one customer reference may be issued; omitted or 0 means no limit.
 	PerCustomerLimit *int64 `json:"perCustomerLimit,omitempty"`
+	// Optional idempotency key: a repeat with the same parameters returns the first result and changes nothing; other parameters under it are IDEMPOTENCY_KEY_REUSED.
+	RequestID *string `json:"requestId,omitempty"`
 }
 
 // A new store.
@@ -128,6 +130,8 @@ type CreateStoreInput struct {
 	Code string `json:"code"`
 	// Display name, at most 100 characters.
 	Name string `json:"name"`
+	// Optional idempotency key: a repeat with the same parameters returns the first result and changes nothing; other parameters under it are IDEMPOTENCY_KEY_REUSED.
+	RequestID *string `json:"requestId,omitempty"`
 }
 
 // A new API token.
@@ -190,6 +194,8 @@ type IssueCouponsInput struct {
 	Count *int64 `json:"count,omitempty"`
 	// Bind coupons to these customer references (e.g. mini-program user ids), at most 10000.
 	CustomerRefs []string `json:"customerRefs,omitempty"`
+	// Optional idempotency key: a repeat with the same parameters returns the same codes and issues nothing; other parameters under it are IDEMPOTENCY_KEY_REUSED.
+	RequestID *string `json:"requestId,omitempty"`
 }
 
 // The result of an issuance.
