@@ -58,7 +58,9 @@ func TestAuditEventsOverGraphQL(t *testing.T) {
 		a.setup(1)
 		clerk := a.clerk("SH01")
 		const runJob = `mutation($job: String!) { runJob(input: {job: $job}) { id job status } }`
-		var run struct{ RunJob struct{ ID, Job, Status string } }
+		var run struct {
+			RunJob struct{ ID, Job, Status string }
+		}
 		a.mustDo(t, a.admin, runJob, map[string]any{"job": "reconciliation"}, &run)
 
 		// A second merchant with its own tokens and its own store.
