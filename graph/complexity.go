@@ -36,4 +36,5 @@ func setComplexity(c *generated.ComplexityRoot) {
 	c.Coupon.Refunds = nestedListCost
 	c.Coupon.Transitions = nestedListCost
 	c.Campaign.Stores = nestedListCost
+	c.Finding.History = nestedListCost
 }

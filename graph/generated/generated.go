@@ -163,11 +163,14 @@ type ComplexityRoot struct {
 		Coupon     func(childComplexity int) int
 		CreatedAt  func(childComplexity int) int
 		Details    func(childComplexity int) int
+		History    func(childComplexity int) int
 		ID         func(childComplexity int) int
 		Kind       func(childComplexity int) int
+		LastSeenAt func(childComplexity int) int
 		Note       func(childComplexity int) int
 		RedeemNo   func(childComplexity int) int
 		Redemption func(childComplexity int) int
+		Reopened   func(childComplexity int) int
 		ResolvedAt func(childComplexity int) int
 		ResolvedBy func(childComplexity int) int
 		Status     func(childComplexity int) int
@@ -181,6 +184,13 @@ type ComplexityRoot struct {
 	FindingEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	FindingEvent struct {
+		Action    func(childComplexity int) int
+		Actor     func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		Note      func(childComplexity int) int
 	}
 
 	HourCount struct {
@@ -391,6 +401,8 @@ type FindingResolver interface {
 	Coupon(ctx context.Context, obj *models.Finding) (*models.Coupon, error)
 
 	Redemption(ctx context.Context, obj *models.Finding) (*models.RedemptionFlow, error)
+
+	History(ctx context.Context, obj *models.Finding) ([]*models.FindingEvent, error)
 }
 type JobRunResolver interface {
 	Counts(ctx context.Context, obj *services.JobRun) ([]*model.JobCount, error)
@@ -910,6 +922,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Finding.Details(childComplexity), true
+	case "Finding.history":
+		if e.ComplexityRoot.Finding.History == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Finding.History(childComplexity), true
 	case "Finding.id":
 		if e.ComplexityRoot.Finding.ID == nil {
 			break
@@ -922,6 +940,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Finding.Kind(childComplexity), true
+	case "Finding.lastSeenAt":
+		if e.ComplexityRoot.Finding.LastSeenAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Finding.LastSeenAt(childComplexity), true
 	case "Finding.note":
 		if e.ComplexityRoot.Finding.Note == nil {
 			break
@@ -940,6 +964,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Finding.Redemption(childComplexity), true
+	case "Finding.reopened":
+		if e.ComplexityRoot.Finding.Reopened == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Finding.Reopened(childComplexity), true
 	case "Finding.resolvedAt":
 		if e.ComplexityRoot.Finding.ResolvedAt == nil {
 			break
@@ -984,6 +1014,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.FindingEdge.Node(childComplexity), true
+
+	case "FindingEvent.action":
+		if e.ComplexityRoot.FindingEvent.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FindingEvent.Action(childComplexity), true
+	case "FindingEvent.by":
+		if e.ComplexityRoot.FindingEvent.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FindingEvent.Actor(childComplexity), true
+	case "FindingEvent.at":
+		if e.ComplexityRoot.FindingEvent.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FindingEvent.CreatedAt(childComplexity), true
+	case "FindingEvent.note":
+		if e.ComplexityRoot.FindingEvent.Note == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FindingEvent.Note(childComplexity), true
 
 	case "HourCount.discountAmount":
 		if e.ComplexityRoot.HourCount.DiscountAmount == nil {
@@ -2347,12 +2402,40 @@ type Finding {
   details: String!
   "When it was found."
   createdAt: Time!
-  "Who resolved it."
+  "Who resolved it; null while it is open."
   resolvedBy: String
+  "The resolution note; null while it is open."
+  note: String
+  "When it was resolved; null while it is open, also after a reopening (history keeps the resolution)."
+  resolvedAt: Time
+  "How often a resolved finding was found again and reopened."
+  reopened: Int!
+  "When a reconciliation run last found the discrepancy."
+  lastSeenAt: Time
+  "What happened to the finding, oldest first: opened, resolved (by whom, with the note), reopened."
+  history: [FindingEvent!]!
+}
+
+"A step in a finding's history."
+enum FindingAction {
+  "Reconciliation or compensation found the discrepancy."
+  OPENED
+  "Finance resolved it with a note."
+  RESOLVED
+  "Reconciliation found the resolved discrepancy again."
+  REOPENED
+}
+
+"One step in a finding's history."
+type FindingEvent {
+  "What happened."
+  action: FindingAction!
+  "When."
+  at: Time!
+  "Who resolved it; null for what reconciliation did."
+  by: String
   "The resolution note."
   note: String
-  "When it was resolved."
-  resolvedAt: Time
 }
 
 "Filters for findings."
@@ -3101,6 +3184,12 @@ func (ec *executionContext) childFields_Finding(ctx context.Context, field graph
 		return ec.fieldContext_Finding_note(ctx, field)
 	case "resolvedAt":
 		return ec.fieldContext_Finding_resolvedAt(ctx, field)
+	case "reopened":
+		return ec.fieldContext_Finding_reopened(ctx, field)
+	case "lastSeenAt":
+		return ec.fieldContext_Finding_lastSeenAt(ctx, field)
+	case "history":
+		return ec.fieldContext_Finding_history(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Finding", field.Name)
 }
@@ -3123,6 +3212,20 @@ func (ec *executionContext) childFields_FindingEdge(ctx context.Context, field g
 		return ec.fieldContext_FindingEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type FindingEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_FindingEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "action":
+		return ec.fieldContext_FindingEvent_action(ctx, field)
+	case "at":
+		return ec.fieldContext_FindingEvent_at(ctx, field)
+	case "by":
+		return ec.fieldContext_FindingEvent_by(ctx, field)
+	case "note":
+		return ec.fieldContext_FindingEvent_note(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FindingEvent", field.Name)
 }
 
 func (ec *executionContext) childFields_HourCount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6166,6 +6269,84 @@ func (ec *executionContext) fieldContext_Finding_resolvedAt(_ context.Context, f
 	return graphql.NewScalarFieldContext("Finding", field, false, false, "Time")
 }
 
+func (ec *executionContext) _Finding_reopened(ctx context.Context, field graphql.CollectedField, obj *models.Finding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Finding_reopened(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reopened, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Finding_reopened(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Finding", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Finding_lastSeenAt(ctx context.Context, field graphql.CollectedField, obj *models.Finding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Finding_lastSeenAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastSeenAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Finding_lastSeenAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Finding", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Finding_history(ctx context.Context, field graphql.CollectedField, obj *models.Finding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Finding_history(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Finding().History(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*models.FindingEvent) graphql.Marshaler {
+			return ec.marshalNFindingEvent2ᚕᚖcoupondᚋmodelsᚐFindingEventᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Finding_history(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Finding",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FindingEvent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _FindingConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.FindingConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6283,6 +6464,98 @@ func (ec *executionContext) fieldContext_FindingEdge_node(_ context.Context, fie
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _FindingEvent_action(ctx context.Context, field graphql.CollectedField, obj *models.FindingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FindingEvent_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Action, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.FindingAction) graphql.Marshaler {
+			return ec.marshalNFindingAction2coupondᚋmodelsᚐFindingAction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FindingEvent_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FindingEvent", field, false, false, "FindingAction")
+}
+
+func (ec *executionContext) _FindingEvent_at(ctx context.Context, field graphql.CollectedField, obj *models.FindingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FindingEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FindingEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FindingEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _FindingEvent_by(ctx context.Context, field graphql.CollectedField, obj *models.FindingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FindingEvent_by(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Actor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FindingEvent_by(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FindingEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _FindingEvent_note(ctx context.Context, field graphql.CollectedField, obj *models.FindingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FindingEvent_note(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Note, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FindingEvent_note(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FindingEvent", field, false, false, "String")
 }
 
 func (ec *executionContext) _HourCount_hour(ctx context.Context, field graphql.CollectedField, obj *services.HourCount) (ret graphql.Marshaler) {
@@ -12656,6 +12929,22 @@ func (ec *executionContext) _Finding(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "reopened":
+			out.Values[i] = ec._Finding_reopened(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastSeenAt":
+			out.Values[i] = ec._Finding_lastSeenAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "history":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Finding_history(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -12730,6 +13019,54 @@ func (ec *executionContext) _FindingEdge(ctx context.Context, sel ast.SelectionS
 		case "node":
 			out.Values[i] = ec._FindingEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var findingEventImplementors = []string{"FindingEvent"}
+
+func (ec *executionContext) _FindingEvent(ctx context.Context, sel ast.SelectionSet, obj *models.FindingEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, findingEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FindingEvent")
+		case "action":
+			out.Values[i] = ec._FindingEvent_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "at":
+			out.Values[i] = ec._FindingEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "by":
+			out.Values[i] = ec._FindingEvent_by(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "note":
+			out.Values[i] = ec._FindingEvent_note(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -14663,6 +15000,21 @@ func (ec *executionContext) marshalNFinding2ᚖcoupondᚋmodelsᚐFinding(ctx co
 	return ec._Finding(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNFindingAction2coupondᚋmodelsᚐFindingAction(ctx context.Context, v any) (models.FindingAction, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := models.FindingAction(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFindingAction2coupondᚋmodelsᚐFindingAction(ctx context.Context, sel ast.SelectionSet, v models.FindingAction) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "FindingAction!")
+	}
+	return res
+}
+
 func (ec *executionContext) marshalNFindingConnection2ᚖcoupondᚋgraphᚋmodelᚐFindingConnection(ctx context.Context, sel ast.SelectionSet, v *model.FindingConnection) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "FindingConnection!")
@@ -14693,6 +15045,30 @@ func (ec *executionContext) marshalNFindingEdge2ᚖcoupondᚋgraphᚋmodelᚐFin
 		return graphql.Null
 	}
 	return ec._FindingEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNFindingEvent2ᚕᚖcoupondᚋmodelsᚐFindingEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*models.FindingEvent) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNFindingEvent2ᚖcoupondᚋmodelsᚐFindingEvent(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNFindingEvent2ᚖcoupondᚋmodelsᚐFindingEvent(ctx context.Context, sel ast.SelectionSet, v *models.FindingEvent) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "FindingEvent!")
+		return graphql.Null
+	}
+	return ec._FindingEvent(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNFindingKind2coupondᚋmodelsᚐFindingKind(ctx context.Context, v any) (models.FindingKind, error) {
