@@ -29,8 +29,12 @@ func setComplexity(c *generated.ComplexityRoot) {
 	}
 	c.Query.Campaigns = func(child int, _ *time.Time, first *int64, _ *string) int { return pageCost(child, first) }
 	c.Query.Stores = func(child int, first *int64, _ *string) int { return pageCost(child, first) }
+	c.Query.AuditEvents = func(child int, _ *model.AuditEventFilter, first *int64, _ *string) int {
+		return pageCost(child, first)
+	}
 	c.Coupon.Redemptions = nestedListCost
 	c.Coupon.Refunds = nestedListCost
 	c.Coupon.Transitions = nestedListCost
 	c.Campaign.Stores = nestedListCost
+	c.Finding.History = nestedListCost
 }

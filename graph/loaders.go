@@ -32,6 +32,7 @@ type loaders struct {
 	refundOf       lazy[*dataloadgen.Loader[int64, *models.RefundFlow]]
 	operator       lazy[*dataloadgen.Loader[int64, *models.APIToken]]
 	tokenStores    lazy[*dataloadgen.Loader[int64, []int64]]
+	findingEvents  lazy[*dataloadgen.Loader[int64, []*models.FindingEvent]]
 }
 
 // lazy holds a value made once, on first get.
@@ -188,6 +189,16 @@ func (l *loaders) tokenStoresLoader() *dataloadgen.Loader[int64, []int64] {
 	return l.tokenStores.get(func() *dataloadgen.Loader[int64, []int64] {
 		return listLoader(func(ctx context.Context, ids []int64) (map[int64][]int64, error) {
 			return s.Tokens.StoreIDs(ctx, services.ActorFrom(ctx), ids)
+		})
+	})
+}
+
+func (l *loaders) findingHistoryLoader() *dataloadgen.Loader[int64, []*models.FindingEvent] {
+	s := l.s
+	return l.findingEvents.get(func() *dataloadgen.Loader[int64, []*models.FindingEvent] {
+		return listLoader(func(ctx context.Context, ids []int64) (map[int64][]*models.FindingEvent, error) {
+			rows, err := s.Reconciliation.FindingHistory(ctx, services.ActorFrom(ctx), ids)
+			return groupBy(rows, func(r *models.FindingEvent) int64 { return r.FindingID }), err
 		})
 	})
 }

@@ -52,13 +52,14 @@ func deref[T any](p *T) T {
 	return *p
 }
 
-func couponID(c *models.Coupon) int64       { return c.ID }
-func storeID(s *models.Store) int64         { return s.ID }
-func campaignID(c *models.Campaign) int64   { return c.ID }
-func flowID(f *models.RedemptionFlow) int64 { return f.ID }
-func findingID(f *models.Finding) int64     { return f.ID }
-func jobRunID(j *services.JobRun) int64     { return j.ID }
-func tokenID(t *models.APIToken) int64      { return t.ID }
+func couponID(c *models.Coupon) int64         { return c.ID }
+func storeID(s *models.Store) int64           { return s.ID }
+func campaignID(c *models.Campaign) int64     { return c.ID }
+func flowID(f *models.RedemptionFlow) int64   { return f.ID }
+func findingID(f *models.Finding) int64       { return f.ID }
+func jobRunID(j *services.JobRun) int64       { return j.ID }
+func tokenID(t *models.APIToken) int64        { return t.ID }
+func auditEventID(e *models.AuditEvent) int64 { return e.ID }
 
 // jobCounts turns a run's counts, a JSON object of named integers, into a list
 // sorted by name.

@@ -29,6 +29,11 @@ func (r *findingResolver) Redemption(ctx context.Context, obj *models.Finding) (
 	return r.Svc.Coupons.Redemption(ctx, services.ActorFrom(ctx), *obj.RedeemNo)
 }
 
+// History is the resolver for the history field.
+func (r *findingResolver) History(ctx context.Context, obj *models.Finding) ([]*models.FindingEvent, error) {
+	return loadersFrom(ctx).findingHistoryLoader().Load(ctx, obj.ID)
+}
+
 // ResolveFinding is the resolver for the resolveFinding field.
 func (r *mutationResolver) ResolveFinding(ctx context.Context, input model.ResolveFindingInput) (*models.Finding, error) {
 	return r.Svc.Reconciliation.ResolveFinding(ctx, services.ActorFrom(ctx), input.FindingID, input.Note)

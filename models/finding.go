@@ -1,6 +1,7 @@
 package models
 
 import (
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -63,7 +64,9 @@ const (
 )
 
 // Finding is one discrepancy, written once (DedupeKey is unique per merchant)
-// and reviewed by finance: OPEN -> RESOLVED with the resolver and a note.
+// and reviewed by finance: OPEN -> RESOLVED with the resolver and a note, and
+// back to OPEN (Reopened + 1) when reconciliation finds it again. Its
+// finding_events rows keep the history the row itself overwrites.
 type Finding struct {
 	ID         int64
 	MerchantID int64
@@ -77,22 +80,183 @@ type Finding struct {
 	Note       *string
 	ResolvedAt *time.Time
 	CreatedAt  time.Time
+	// Reopened counts how often the finding went from RESOLVED back to OPEN.
+	Reopened int64
+	// LastSeenAt is when a check last found the discrepancy.
+	LastSeenAt *time.Time
 }
 
+// FindingAction names an event in a finding's history.
+type FindingAction string
+
+// Finding history actions.
+const (
+	FindingEventOpened   FindingAction = "OPENED"
+	FindingEventResolved FindingAction = "RESOLVED"
+	FindingEventReopened FindingAction = "REOPENED"
+)
+
+// FindingEvent is one step of a finding's history, stored in finding_events:
+// opened once, then resolved (by whom, with the note) and reopened as often as
+// that happens.
+type FindingEvent struct {
+	ID         int64
+	MerchantID int64
+	FindingID  int64
+	Action     FindingAction
+	// Actor resolved the finding; nil for events of the reconciliation.
+	Actor     *string
+	Note      *string
+	CreatedAt time.Time
+}
+
+// findingKeysChunk bounds the keys of one IN list.
+const findingKeysChunk = 500
+
 // InsertFindings writes findings, skipping any whose dedupe key the merchant
-// already has, and returns how many were new.
+// already has, and returns how many were new. Each finding's OPENED event is
+// written with it, once whoever writes the finding first; a finding without
+// LastSeenAt was last seen when it was created.
 func InsertFindings(tx *gorm.DB, fs []Finding) (int64, error) {
 	if len(fs) == 0 {
 		return 0, nil
 	}
-	res := tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(fs, 500)
-	return res.RowsAffected, res.Error
+	keys := map[int64][]string{}
+	for i := range fs {
+		if fs[i].LastSeenAt == nil {
+			at := fs[i].CreatedAt
+			fs[i].LastSeenAt = &at
+		}
+		keys[fs[i].MerchantID] = append(keys[fs[i].MerchantID], fs[i].DedupeKey)
+	}
+	var n int64
+	err := tx.Transaction(func(tx *gorm.DB) error {
+		res := tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(fs, 500)
+		if res.Error != nil {
+			return res.Error
+		}
+		n = res.RowsAffected
+		for m, ks := range keys {
+			for c := range slices.Chunk(ks, findingKeysChunk) {
+				// The partial unique index finding_events_opened keeps one OPENED
+				// event per finding, whichever run wrote it.
+				err := tx.Exec(`INSERT INTO finding_events (merchant_id, finding_id, action, created_at)
+SELECT merchant_id, id, 'OPENED', created_at FROM findings WHERE merchant_id = ? AND dedupe_key IN ?
+ON CONFLICT DO NOTHING`, m, c).Error
+				if err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	return n, err
 }
 
-// ResolveFinding moves an OPEN finding of a merchant to RESOLVED; it reports
-// false when no such OPEN finding exists.
+// ResolvedFindingKeys returns which of keys name a RESOLVED finding of the
+// merchant.
+func ResolvedFindingKeys(tx *gorm.DB, merchantID int64, keys []string) ([]string, error) {
+	var out []string
+	for c := range slices.Chunk(keys, findingKeysChunk) {
+		var got []string
+		err := tx.Model(&Finding{}).Where("merchant_id = ? AND status = ? AND dedupe_key IN ?", merchantID,
+			string(FindingResolved), c).Pluck("dedupe_key", &got).Error
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, got...)
+	}
+	return out, nil
+}
+
+// ReopenFinding moves the merchant's RESOLVED finding with key back to OPEN,
+// counts the reopening, clears the resolution (its REOPENED event follows the
+// RESOLVED one in the history, which keeps it) and appends the event. It
+// reports false, writing nothing, when no such RESOLVED finding exists: it is
+// open already or was reopened by another run.
+func ReopenFinding(tx *gorm.DB, merchantID int64, key string, now time.Time) (bool, error) {
+	res := tx.Exec(`UPDATE findings SET status = 'OPEN', reopened = reopened + 1, last_seen_at = ?,
+resolved_by = NULL, note = NULL, resolved_at = NULL
+WHERE merchant_id = ? AND dedupe_key = ? AND status = 'RESOLVED'`, now, merchantID, key)
+	if res.Error != nil || res.RowsAffected != 1 {
+		return false, res.Error
+	}
+	err := tx.Exec(`INSERT INTO finding_events (merchant_id, finding_id, action, created_at)
+SELECT merchant_id, id, 'REOPENED', ? FROM findings WHERE merchant_id = ? AND dedupe_key = ?`, now, merchantID, key).Error
+	return err == nil, err
+}
+
+// SeeFindings records that a check found the merchant's findings with keys
+// again at now.
+func SeeFindings(tx *gorm.DB, merchantID int64, keys []string, now time.Time) error {
+	for c := range slices.Chunk(keys, findingKeysChunk) {
+		if err := tx.Exec(`UPDATE findings SET last_seen_at = ? WHERE merchant_id = ? AND dedupe_key IN ?`,
+			now, merchantID, c).Error; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ResolveFinding moves an OPEN finding of a merchant to RESOLVED and appends
+// its RESOLVED event with by and note; it reports false, writing nothing,
+// when no such OPEN finding exists. Run it in a transaction.
 func ResolveFinding(tx *gorm.DB, merchantID, id int64, by, note string, now time.Time) (bool, error) {
 	res := tx.Exec(`UPDATE findings SET status = 'RESOLVED', resolved_by = ?, note = ?, resolved_at = ?
 WHERE id = ? AND merchant_id = ? AND status = 'OPEN'`, by, note, now, id, merchantID)
-	return res.RowsAffected == 1, res.Error
+	if res.Error != nil || res.RowsAffected != 1 {
+		return false, res.Error
+	}
+	err := tx.Create(&FindingEvent{MerchantID: merchantID, FindingID: id, Action: FindingEventResolved, Actor: &by,
+		Note: &note, CreatedAt: now}).Error
+	return err == nil, err
+}
+
+// FindingByID returns the merchant's finding id; another merchant's or an
+// unknown id is gorm.ErrRecordNotFound.
+func FindingByID(db *gorm.DB, merchantID, id int64) (*Finding, error) {
+	var f Finding
+	if err := db.Where("id = ? AND merchant_id = ?", id, merchantID).Take(&f).Error; err != nil {
+		return nil, err
+	}
+	return &f, nil
+}
+
+// FindingFilter narrows MerchantFindings; zero fields do not filter.
+type FindingFilter struct {
+	Status   FindingStatus
+	Kind     FindingKind
+	CouponID int64
+	// From and To bound the creation time: From <= created_at < To.
+	From, To time.Time
+}
+
+// MerchantFindings returns a query of one merchant's findings that match f,
+// for the caller to order and page.
+func MerchantFindings(db *gorm.DB, merchantID int64, f FindingFilter) *gorm.DB {
+	q := db.Model(&Finding{}).Where("merchant_id = ?", merchantID)
+	if f.Status != "" {
+		q = q.Where("status = ?", string(f.Status))
+	}
+	if f.Kind != "" {
+		q = q.Where("kind = ?", string(f.Kind))
+	}
+	if f.CouponID != 0 {
+		q = q.Where("coupon_id = ?", f.CouponID)
+	}
+	if !f.From.IsZero() {
+		q = q.Where("created_at >= ?", f.From.UTC())
+	}
+	if !f.To.IsZero() {
+		q = q.Where("created_at < ?", f.To.UTC())
+	}
+	return q
+}
+
+// FindingEvents returns the history of the merchant's findings among ids,
+// oldest first per finding.
+func FindingEvents(db *gorm.DB, merchantID int64, ids []int64) ([]FindingEvent, error) {
+	var out []FindingEvent
+	err := db.Where("merchant_id = ? AND finding_id IN ?", merchantID, ids).Order("finding_id, id").Find(&out).Error
+	return out, err
 }

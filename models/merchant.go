@@ -18,3 +18,12 @@ type Merchant struct {
 // InsertMerchant inserts a merchant and sets its ID; a code that exists is
 // gorm.ErrDuplicatedKey.
 func InsertMerchant(db *gorm.DB, m *Merchant) error { return db.Create(m).Error }
+
+// MerchantByID returns a merchant; an unknown id is gorm.ErrRecordNotFound.
+func MerchantByID(db *gorm.DB, id int64) (*Merchant, error) {
+	var m Merchant
+	if err := db.Take(&m, id).Error; err != nil {
+		return nil, err
+	}
+	return &m, nil
+}

@@ -2,6 +2,8 @@ package services
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -58,17 +60,83 @@ func (a *Audit) throttled(ctx context.Context, l *limiter, actor Actor, action, 
 }
 
 // record appends an event on tx, so it commits with the change it describes.
+// The event names the actor's token (none for the system) and, when the caller
+// passes no request id, the HTTP request id carried by tx's context.
 func (a *Audit) record(tx *gorm.DB, actor Actor, action, target, detail string, requestID *string) error {
-	return tx.Create(&models.AuditEvent{MerchantID: actor.MerchantID, Actor: actor.Label(), Action: action,
-		Target: target, Detail: detail, RequestID: requestID, CreatedAt: a.now()}).Error
+	if requestID == nil && tx.Statement != nil && tx.Statement.Context != nil {
+		if id := RequestIDFrom(tx.Statement.Context); id != "" {
+			requestID = &id
+		}
+	}
+	return models.InsertAuditEvent(tx, &models.AuditEvent{MerchantID: actor.MerchantID, Actor: actor.Label(),
+		ActorID: actor.operatorID(), Action: action, Target: target, Detail: detail, RequestID: requestID,
+		CreatedAt: a.now()})
 }
 
-// List returns a merchant's audit events, newest first; administrators and
-// finance staff only.
-func (a *Audit) List(ctx context.Context, actor Actor, p PageArgs) (Page[models.AuditEvent], error) {
+// AuditFilter narrows List; empty fields do not filter.
+type AuditFilter struct {
+	// Action keeps events of this action only, e.g. "finding.resolve".
+	Action string
+	// ActorID keeps events of this API token only.
+	ActorID int64
+	// From keeps events at or after it: an RFC 3339 time, or a date
+	// YYYY-MM-DD meaning the start of that day in the merchant's time zone.
+	From string
+	// To keeps events before it: an RFC 3339 time, or a date YYYY-MM-DD
+	// meaning through the end of that day in the merchant's time zone.
+	To string
+}
+
+// List returns the actor's merchant's audit events that match f, newest
+// first; administrators and finance staff only. A from or to that is neither
+// an RFC 3339 time nor a date is BAD_USER_INPUT.
+func (a *Audit) List(ctx context.Context, actor Actor, f AuditFilter, p PageArgs) (Page[models.AuditEvent], error) {
 	if err := actor.require(models.RoleAdmin, models.RoleFinance); err != nil {
 		return Page[models.AuditEvent]{}, err
 	}
-	q := a.db.WithContext(ctx).Where("merchant_id = ?", actor.MerchantID)
-	return paginate[models.AuditEvent](q, "audit_events", p)
+	db := a.db.WithContext(ctx)
+	mf := models.AuditEventFilter{Action: strings.TrimSpace(f.Action), ActorID: f.ActorID}
+	if f.From != "" || f.To != "" {
+		m, err := models.MerchantByID(db, actor.MerchantID)
+		if err != nil {
+			return Page[models.AuditEvent]{}, fmt.Errorf("find merchant %d: %w", actor.MerchantID, err)
+		}
+		loc, err := time.LoadLocation(m.Timezone)
+		if err != nil {
+			return Page[models.AuditEvent]{}, fmt.Errorf("time zone of merchant %d: %w", m.ID, err)
+		}
+		if mf.From, err = parseBound("from", f.From, loc, false); err != nil {
+			return Page[models.AuditEvent]{}, err
+		}
+		if mf.To, err = parseBound("to", f.To, loc, true); err != nil {
+			return Page[models.AuditEvent]{}, err
+		}
+	}
+	page, err := paginate[models.AuditEvent](models.MerchantAuditEvents(db, actor.MerchantID, mf), "audit_events", p)
+	if err != nil {
+		return page, fmt.Errorf("list audit events: %w", err)
+	}
+	return page, nil
+}
+
+// parseBound reads a bound of a time range: an RFC 3339 time as it is, or a
+// date YYYY-MM-DD in loc, which stands for the start of that day or, for an
+// end bound, the start of the next (so the day is included). Empty is the
+// zero time, no bound.
+func parseBound(name, s string, loc *time.Location, end bool) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UTC(), nil
+	}
+	d, err := time.ParseInLocation(time.DateOnly, s, loc)
+	if err != nil {
+		return time.Time{}, invalidf("%s must be an RFC 3339 time or a date YYYY-MM-DD", name)
+	}
+	if end {
+		d = d.AddDate(0, 0, 1)
+	}
+	return d.UTC(), nil
 }

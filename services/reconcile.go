@@ -152,16 +152,20 @@ type ReconcileResult struct {
 	Violations int
 	// Opened is how many of them were new findings.
 	Opened int
+	// Reopened is how many of them were resolved findings, now open again.
+	Reopened int
 }
 
 // Counts returns the result as named counts for the job-run record.
 func (r ReconcileResult) Counts() map[string]int64 {
-	return map[string]int64{"violations": int64(r.Violations), "opened": int64(r.Opened)}
+	return map[string]int64{"violations": int64(r.Violations), "opened": int64(r.Opened), "reopened": int64(r.Reopened)}
 }
 
 // Reconcile runs Check over every merchant and writes each violation as an
-// OPEN finding unless the merchant already has a finding with its key,
-// resolved or not: re-running never duplicates a finding.
+// OPEN finding unless the merchant already has a finding with its key:
+// re-running never duplicates a finding. A violation whose finding was
+// resolved reopens it (the resolution stays in its history); every finding a
+// run sees gets the run's time as its last_seen_at.
 func (r *Reconciler) Reconcile(ctx context.Context) (ReconcileResult, error) {
 	res, _, err := r.reconcile(ctx, 0)
 	return res, err
@@ -196,24 +200,58 @@ func (r *Reconciler) reconcile(ctx context.Context, merchantID int64) (Reconcile
 			CreatedAt: now})
 	}
 	for _, m := range order {
-		n, err := models.InsertFindings(r.db.WithContext(ctx), byMerchant[m])
+		mr, err := r.writeFindings(ctx, m, byMerchant[m], now)
 		if err != nil {
-			return res, byMerchantRes, fmt.Errorf("write findings: %w", err)
+			return res, byMerchantRes, fmt.Errorf("write findings of merchant %d: %w", m, err)
 		}
-		res.Opened += int(n)
-		byMerchantRes[m] = &ReconcileResult{Violations: len(byMerchant[m]), Opened: int(n)}
+		res.Opened += mr.Opened
+		res.Reopened += mr.Reopened
+		byMerchantRes[m] = &mr
 	}
 	return res, byMerchantRes, nil
 }
 
-// FindingFilter narrows Findings; zero fields do not filter.
-type FindingFilter struct {
-	Status   models.FindingStatus
-	Kind     models.FindingKind
-	CouponID int64
-	// From and To bound the creation time: From <= created_at < To.
-	From, To time.Time
+// writeFindings writes one merchant's violations as findings in one
+// transaction: new keys are inserted (with their OPENED event), resolved ones
+// reopened, and all of them marked seen at now. Each reopening is a
+// conditional update judged by rows affected, so a finding resolved or
+// reopened meanwhile by someone else is counted by whoever changed it.
+func (r *Reconciler) writeFindings(ctx context.Context, merchantID int64, fs []models.Finding, now time.Time) (ReconcileResult, error) {
+	res := ReconcileResult{Violations: len(fs)}
+	keys := make([]string, len(fs))
+	for i := range fs {
+		keys[i] = fs[i].DedupeKey
+		fs[i].LastSeenAt = &now
+	}
+	err := r.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		resolved, err := models.ResolvedFindingKeys(tx, merchantID, keys)
+		if err != nil {
+			return err
+		}
+		for _, k := range resolved {
+			ok, err := models.ReopenFinding(tx, merchantID, k, now)
+			if err != nil {
+				return fmt.Errorf("reopen finding %s: %w", k, err)
+			}
+			if ok {
+				res.Reopened++
+			}
+		}
+		n, err := models.InsertFindings(tx, fs)
+		if err != nil {
+			return err
+		}
+		res.Opened = int(n)
+		return models.SeeFindings(tx, merchantID, keys, now)
+	})
+	if err != nil {
+		return ReconcileResult{}, err
+	}
+	return res, nil
 }
+
+// FindingFilter narrows Findings; zero fields do not filter.
+type FindingFilter = models.FindingFilter
 
 // Findings returns the actor's merchant's findings, newest first;
 // administrators and finance staff only.
@@ -221,22 +259,7 @@ func (r *Reconciler) Findings(ctx context.Context, actor Actor, f FindingFilter,
 	if err := actor.require(models.RoleAdmin, models.RoleFinance); err != nil {
 		return Page[models.Finding]{}, err
 	}
-	q := r.db.WithContext(ctx).Model(&models.Finding{}).Where("merchant_id = ?", actor.MerchantID)
-	if f.Status != "" {
-		q = q.Where("status = ?", string(f.Status))
-	}
-	if f.Kind != "" {
-		q = q.Where("kind = ?", string(f.Kind))
-	}
-	if f.CouponID != 0 {
-		q = q.Where("coupon_id = ?", f.CouponID)
-	}
-	if !f.From.IsZero() {
-		q = q.Where("created_at >= ?", f.From.UTC())
-	}
-	if !f.To.IsZero() {
-		q = q.Where("created_at < ?", f.To.UTC())
-	}
+	q := models.MerchantFindings(r.db.WithContext(ctx), actor.MerchantID, f)
 	page, err := paginate[models.Finding](q, "findings", p)
 	if err != nil {
 		return page, fmt.Errorf("list findings: %w", err)
@@ -249,7 +272,8 @@ func (r *Reconciler) Findings(ctx context.Context, actor Actor, f FindingFilter,
 var ErrFindingResolved = &Error{Code: ErrInvalidState.Code, Message: "the finding is already resolved", Kind: ErrConflict}
 
 // ResolveFinding marks an OPEN finding RESOLVED with the actor and a note (1 to
-// 1000 characters), audited in the same transaction; finance staff and
+// 1000 characters), audited and added to the finding's history in the same
+// transaction; finance staff and
 // administrators only. Another merchant's finding is NOT_FOUND; a resolved one
 // is INVALID_STATE.
 func (r *Reconciler) ResolveFinding(ctx context.Context, actor Actor, id int64, note string) (*models.Finding, error) {
@@ -267,8 +291,7 @@ func (r *Reconciler) ResolveFinding(ctx context.Context, actor Actor, id int64, 
 			return err
 		}
 		if !ok {
-			var f models.Finding
-			err := tx.Where("id = ? AND merchant_id = ?", id, actor.MerchantID).Take(&f).Error
+			_, err := models.FindingByID(tx, actor.MerchantID, id)
 			if errors.Is(err, gorm.ErrRecordNotFound) {
 				return notFoundf("finding %d not found", id)
 			}
@@ -282,9 +305,23 @@ func (r *Reconciler) ResolveFinding(ctx context.Context, actor Actor, id int64, 
 	if err != nil {
 		return nil, fmt.Errorf("resolve finding %d: %w", id, err)
 	}
-	var f models.Finding
-	if err := r.db.WithContext(ctx).Take(&f, id).Error; err != nil {
+	f, err := models.FindingByID(r.db.WithContext(ctx), actor.MerchantID, id)
+	if err != nil {
 		return nil, fmt.Errorf("read finding %d: %w", id, err)
 	}
-	return &f, nil
+	return f, nil
+}
+
+// FindingHistory returns the history of the actor's merchant's findings among
+// ids, oldest first per finding, for batch loaders; administrators and
+// finance staff only. Other merchants' findings have none.
+func (r *Reconciler) FindingHistory(ctx context.Context, actor Actor, ids []int64) ([]models.FindingEvent, error) {
+	if err := actor.require(models.RoleAdmin, models.RoleFinance); err != nil {
+		return nil, err
+	}
+	evs, err := models.FindingEvents(r.db.WithContext(ctx), actor.MerchantID, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read finding history: %w", err)
+	}
+	return evs, nil
 }

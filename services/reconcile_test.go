@@ -230,16 +230,17 @@ VALUES (?, ?, 'UNUSED', 'REDEEMING', 1, 'RDNOFLOW', 'system', ?)`, l.merchant.ID
 		if n := l.count(&models.AuditEvent{}, "action = 'finding.resolve' AND target = ?", "finding:"+strconv.FormatInt(f.ID, 10)); n != 1 {
 			t.Fatalf("%d audit events for the resolution", n)
 		}
-		// A resolved finding is not reopened by the next run.
+		// The discrepancy is still there: the next run reopens the resolved
+		// finding rather than writing a second one.
 		res, err = l.svc.Reconciliation.Reconcile(ctx)
 		must(t, err)
-		if res.Opened != 0 {
-			t.Fatalf("reconcile after resolution %+v", res)
+		if res.Opened != 0 || res.Reopened != 1 {
+			t.Fatalf("reconcile after resolution %+v, want 1 reopened", res)
 		}
 		open, err := l.svc.Reconciliation.Findings(ctx, l.admin, services.FindingFilter{Status: models.FindingOpen}, services.PageArgs{First: 100})
 		must(t, err)
-		if len(open.Items) != total-1 {
-			t.Fatalf("%d open findings, want %d", len(open.Items), total-1)
+		if len(open.Items) != total {
+			t.Fatalf("%d open findings, want %d", len(open.Items), total)
 		}
 	})
 }

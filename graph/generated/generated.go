@@ -70,6 +70,27 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	AuditEvent struct {
+		Action    func(childComplexity int) int
+		Actor     func(childComplexity int) int
+		ActorID   func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		Detail    func(childComplexity int) int
+		ID        func(childComplexity int) int
+		RequestID func(childComplexity int) int
+		Target    func(childComplexity int) int
+	}
+
+	AuditEventConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	AuditEventEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	Campaign struct {
 		CreatedAt           func(childComplexity int) int
 		ID                  func(childComplexity int) int
@@ -144,11 +165,14 @@ type ComplexityRoot struct {
 		Coupon     func(childComplexity int) int
 		CreatedAt  func(childComplexity int) int
 		Details    func(childComplexity int) int
+		History    func(childComplexity int) int
 		ID         func(childComplexity int) int
 		Kind       func(childComplexity int) int
+		LastSeenAt func(childComplexity int) int
 		Note       func(childComplexity int) int
 		RedeemNo   func(childComplexity int) int
 		Redemption func(childComplexity int) int
+		Reopened   func(childComplexity int) int
 		ResolvedAt func(childComplexity int) int
 		ResolvedBy func(childComplexity int) int
 		Status     func(childComplexity int) int
@@ -162,6 +186,13 @@ type ComplexityRoot struct {
 	FindingEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	FindingEvent struct {
+		Action    func(childComplexity int) int
+		Actor     func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		Note      func(childComplexity int) int
 	}
 
 	HourCount struct {
@@ -241,6 +272,7 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		AuditEvents       func(childComplexity int, filter *model.AuditEventFilter, first *int64, after *string) int
 		Campaign          func(childComplexity int, id int64) int
 		Campaigns         func(childComplexity int, activeAt *time.Time, first *int64, after *string) int
 		Coupon            func(childComplexity int, code string) int
@@ -375,6 +407,8 @@ type FindingResolver interface {
 	Coupon(ctx context.Context, obj *models.Finding) (*models.Coupon, error)
 
 	Redemption(ctx context.Context, obj *models.Finding) (*models.RedemptionFlow, error)
+
+	History(ctx context.Context, obj *models.Finding) ([]*models.FindingEvent, error)
 }
 type JobRunResolver interface {
 	Counts(ctx context.Context, obj *services.JobRun) ([]*model.JobCount, error)
@@ -399,6 +433,7 @@ type MutationResolver interface {
 }
 type QueryResolver interface {
 	Viewer(ctx context.Context) (*model.Viewer, error)
+	AuditEvents(ctx context.Context, filter *model.AuditEventFilter, first *int64, after *string) (*model.AuditEventConnection, error)
 	Campaign(ctx context.Context, id int64) (*models.Campaign, error)
 	Campaigns(ctx context.Context, activeAt *time.Time, first *int64, after *string) (*model.CampaignConnection, error)
 	Coupon(ctx context.Context, code string) (*models.Coupon, error)
@@ -531,6 +566,81 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ApiTokenEdge.Node(childComplexity), true
+
+	case "AuditEvent.action":
+		if e.ComplexityRoot.AuditEvent.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.Action(childComplexity), true
+	case "AuditEvent.actor":
+		if e.ComplexityRoot.AuditEvent.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.Actor(childComplexity), true
+	case "AuditEvent.actorId":
+		if e.ComplexityRoot.AuditEvent.ActorID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.ActorID(childComplexity), true
+	case "AuditEvent.createdAt":
+		if e.ComplexityRoot.AuditEvent.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.CreatedAt(childComplexity), true
+	case "AuditEvent.detail":
+		if e.ComplexityRoot.AuditEvent.Detail == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.Detail(childComplexity), true
+	case "AuditEvent.id":
+		if e.ComplexityRoot.AuditEvent.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.ID(childComplexity), true
+	case "AuditEvent.requestId":
+		if e.ComplexityRoot.AuditEvent.RequestID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.RequestID(childComplexity), true
+	case "AuditEvent.target":
+		if e.ComplexityRoot.AuditEvent.Target == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.Target(childComplexity), true
+
+	case "AuditEventConnection.edges":
+		if e.ComplexityRoot.AuditEventConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEventConnection.Edges(childComplexity), true
+	case "AuditEventConnection.pageInfo":
+		if e.ComplexityRoot.AuditEventConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEventConnection.PageInfo(childComplexity), true
+
+	case "AuditEventEdge.cursor":
+		if e.ComplexityRoot.AuditEventEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEventEdge.Cursor(childComplexity), true
+	case "AuditEventEdge.node":
+		if e.ComplexityRoot.AuditEventEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEventEdge.Node(childComplexity), true
 
 	case "Campaign.createdAt":
 		if e.ComplexityRoot.Campaign.CreatedAt == nil {
@@ -834,6 +944,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Finding.Details(childComplexity), true
+	case "Finding.history":
+		if e.ComplexityRoot.Finding.History == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Finding.History(childComplexity), true
 	case "Finding.id":
 		if e.ComplexityRoot.Finding.ID == nil {
 			break
@@ -846,6 +962,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Finding.Kind(childComplexity), true
+	case "Finding.lastSeenAt":
+		if e.ComplexityRoot.Finding.LastSeenAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Finding.LastSeenAt(childComplexity), true
 	case "Finding.note":
 		if e.ComplexityRoot.Finding.Note == nil {
 			break
@@ -864,6 +986,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Finding.Redemption(childComplexity), true
+	case "Finding.reopened":
+		if e.ComplexityRoot.Finding.Reopened == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Finding.Reopened(childComplexity), true
 	case "Finding.resolvedAt":
 		if e.ComplexityRoot.Finding.ResolvedAt == nil {
 			break
@@ -908,6 +1036,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.FindingEdge.Node(childComplexity), true
+
+	case "FindingEvent.action":
+		if e.ComplexityRoot.FindingEvent.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FindingEvent.Action(childComplexity), true
+	case "FindingEvent.by":
+		if e.ComplexityRoot.FindingEvent.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FindingEvent.Actor(childComplexity), true
+	case "FindingEvent.at":
+		if e.ComplexityRoot.FindingEvent.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FindingEvent.CreatedAt(childComplexity), true
+	case "FindingEvent.note":
+		if e.ComplexityRoot.FindingEvent.Note == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FindingEvent.Note(childComplexity), true
 
 	case "HourCount.discountAmount":
 		if e.ComplexityRoot.HourCount.DiscountAmount == nil {
@@ -1275,6 +1428,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PageInfo.HasNextPage(childComplexity), true
 
+	case "Query.auditEvents":
+		if e.ComplexityRoot.Query.AuditEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Query_auditEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AuditEvents(childComplexity, args["filter"].(*model.AuditEventFilter), args["first"].(*int64), args["after"].(*string)), true
 	case "Query.campaign":
 		if e.ComplexityRoot.Query.Campaign == nil {
 			break
@@ -1806,6 +1970,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
 		return graphql.NewInputUnmarshalerIndex(
+			graphql.NewInputUnmarshaler("AuditEventFilter", ec.unmarshalInputAuditEventFilter),
 			graphql.NewInputUnmarshaler("CampaignVersionInput", ec.unmarshalInputCampaignVersionInput),
 			graphql.NewInputUnmarshaler("CancelRedemptionInput", ec.unmarshalInputCancelRedemptionInput),
 			graphql.NewInputUnmarshaler("ConfirmRedemptionInput", ec.unmarshalInputConfirmRedemptionInput),
@@ -1899,6 +2064,59 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
+	{Name: "../audit.graphqls", Input: `"One entry of the audit log: who did what to which row, when, from which request. The log is append-only."
+type AuditEvent {
+  "Event id."
+  id: ID!
+  "What was done, e.g. finding.resolve, token.create, redemption.refund, job.run."
+  action: String!
+  "Who did it: token:<id>, or system for the CLI and the jobs."
+  actor: String!
+  "The API token that did it; null for the system and for events older than this field."
+  actorId: ID
+  "The row it was done to, e.g. finding:12."
+  target: String!
+  "What else the action recorded: a note, a reason, a run's counts."
+  detail: String!
+  "The HTTP request it came from, when known."
+  requestId: String
+  "When it happened."
+  createdAt: Time!
+}
+
+"Filters for the audit log. from and to take an RFC 3339 time or a date YYYY-MM-DD in the merchant's time zone."
+input AuditEventFilter {
+  "Only this action."
+  action: String
+  "Only this API token's events."
+  actorId: ID
+  "At or after this time, or from the start of this local day."
+  from: String
+  "Before this time, or through the end of this local day."
+  to: String
+}
+
+"A page of audit events."
+type AuditEventConnection {
+  "The events of this page."
+  edges: [AuditEventEdge!]!
+  "How to fetch the next page."
+  pageInfo: PageInfo!
+}
+
+"An audit event and its cursor."
+type AuditEventEdge {
+  "Cursor of this row."
+  cursor: String!
+  "The event."
+  node: AuditEvent!
+}
+
+extend type Query {
+  "The merchant's audit log, newest first. ADMIN and FINANCE."
+  auditEvents(filter: AuditEventFilter, first: Int, after: String): AuditEventConnection!
+}
+`, BuiltIn: false},
 	{Name: "../campaign.graphqls", Input: `"The benefit a campaign's coupons carry."
 enum CampaignType {
   "A fixed amount off (value, in fen), never more than the order."
@@ -2302,12 +2520,40 @@ type Finding {
   details: String!
   "When it was found."
   createdAt: Time!
-  "Who resolved it."
+  "Who resolved it; null while it is open."
   resolvedBy: String
+  "The resolution note; null while it is open."
+  note: String
+  "When it was resolved; null while it is open, also after a reopening (history keeps the resolution)."
+  resolvedAt: Time
+  "How often a resolved finding was found again and reopened."
+  reopened: Int!
+  "When a reconciliation run last found the discrepancy."
+  lastSeenAt: Time
+  "What happened to the finding, oldest first: opened, resolved (by whom, with the note), reopened."
+  history: [FindingEvent!]!
+}
+
+"A step in a finding's history."
+enum FindingAction {
+  "Reconciliation or compensation found the discrepancy."
+  OPENED
+  "Finance resolved it with a note."
+  RESOLVED
+  "Reconciliation found the resolved discrepancy again."
+  REOPENED
+}
+
+"One step in a finding's history."
+type FindingEvent {
+  "What happened."
+  action: FindingAction!
+  "When."
+  at: Time!
+  "Who resolved it; null for what reconciliation did."
+  by: String
   "The resolution note."
   note: String
-  "When it was resolved."
-  resolvedAt: Time
 }
 
 "Filters for findings."
@@ -2858,6 +3104,48 @@ func (ec *executionContext) childFields_ApiTokenEdge(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type ApiTokenEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_AuditEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AuditEvent_id(ctx, field)
+	case "action":
+		return ec.fieldContext_AuditEvent_action(ctx, field)
+	case "actor":
+		return ec.fieldContext_AuditEvent_actor(ctx, field)
+	case "actorId":
+		return ec.fieldContext_AuditEvent_actorId(ctx, field)
+	case "target":
+		return ec.fieldContext_AuditEvent_target(ctx, field)
+	case "detail":
+		return ec.fieldContext_AuditEvent_detail(ctx, field)
+	case "requestId":
+		return ec.fieldContext_AuditEvent_requestId(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_AuditEvent_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditEventConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_AuditEventConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_AuditEventConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditEventConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditEventEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_AuditEventEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_AuditEventEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditEventEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_Campaign(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -3022,6 +3310,12 @@ func (ec *executionContext) childFields_Finding(ctx context.Context, field graph
 		return ec.fieldContext_Finding_note(ctx, field)
 	case "resolvedAt":
 		return ec.fieldContext_Finding_resolvedAt(ctx, field)
+	case "reopened":
+		return ec.fieldContext_Finding_reopened(ctx, field)
+	case "lastSeenAt":
+		return ec.fieldContext_Finding_lastSeenAt(ctx, field)
+	case "history":
+		return ec.fieldContext_Finding_history(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Finding", field.Name)
 }
@@ -3044,6 +3338,20 @@ func (ec *executionContext) childFields_FindingEdge(ctx context.Context, field g
 		return ec.fieldContext_FindingEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type FindingEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_FindingEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "action":
+		return ec.fieldContext_FindingEvent_action(ctx, field)
+	case "at":
+		return ec.fieldContext_FindingEvent_at(ctx, field)
+	case "by":
+		return ec.fieldContext_FindingEvent_by(ctx, field)
+	case "note":
+		return ec.fieldContext_FindingEvent_note(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FindingEvent", field.Name)
 }
 
 func (ec *executionContext) childFields_HourCount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3695,6 +4003,36 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_auditEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*model.AuditEventFilter, error) {
+			return ec.unmarshalOAuditEventFilter2ᚖcoupondᚋgraphᚋmodelᚐAuditEventFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
 	return args, nil
 }
 
@@ -4405,6 +4743,309 @@ func (ec *executionContext) fieldContext_ApiTokenEdge_node(_ context.Context, fi
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ApiToken(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AuditEvent_id(ctx context.Context, field graphql.CollectedField, obj *models.AuditEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEvent_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNID2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEvent_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, "ID")
+}
+
+func (ec *executionContext) _AuditEvent_action(ctx context.Context, field graphql.CollectedField, obj *models.AuditEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEvent_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Action, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEvent_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditEvent_actor(ctx context.Context, field graphql.CollectedField, obj *models.AuditEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEvent_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Actor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEvent_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditEvent_actorId(ctx context.Context, field graphql.CollectedField, obj *models.AuditEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEvent_actorId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ActorID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOID2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEvent_actorId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, "ID")
+}
+
+func (ec *executionContext) _AuditEvent_target(ctx context.Context, field graphql.CollectedField, obj *models.AuditEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEvent_target(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Target, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEvent_target(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditEvent_detail(ctx context.Context, field graphql.CollectedField, obj *models.AuditEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEvent_detail(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Detail, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEvent_detail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditEvent_requestId(ctx context.Context, field graphql.CollectedField, obj *models.AuditEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEvent_requestId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RequestID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEvent_requestId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditEvent_createdAt(ctx context.Context, field graphql.CollectedField, obj *models.AuditEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEvent_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEvent_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _AuditEventConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.AuditEventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEventConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.AuditEventEdge) graphql.Marshaler {
+			return ec.marshalNAuditEventEdge2ᚕᚖcoupondᚋgraphᚋmodelᚐAuditEventEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEventConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AuditEventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditEventEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AuditEventConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.AuditEventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEventConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖcoupondᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEventConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AuditEventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AuditEventEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.AuditEventEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEventEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEventEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEventEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditEventEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.AuditEventEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEventEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.AuditEvent) graphql.Marshaler {
+			return ec.marshalNAuditEvent2ᚖcoupondᚋmodelsᚐAuditEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEventEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AuditEventEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditEvent(ctx, field)
 		},
 	}
 	return fc, nil
@@ -5856,6 +6497,84 @@ func (ec *executionContext) fieldContext_Finding_resolvedAt(_ context.Context, f
 	return graphql.NewScalarFieldContext("Finding", field, false, false, "Time")
 }
 
+func (ec *executionContext) _Finding_reopened(ctx context.Context, field graphql.CollectedField, obj *models.Finding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Finding_reopened(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reopened, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Finding_reopened(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Finding", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Finding_lastSeenAt(ctx context.Context, field graphql.CollectedField, obj *models.Finding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Finding_lastSeenAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastSeenAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Finding_lastSeenAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Finding", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Finding_history(ctx context.Context, field graphql.CollectedField, obj *models.Finding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Finding_history(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Finding().History(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*models.FindingEvent) graphql.Marshaler {
+			return ec.marshalNFindingEvent2ᚕᚖcoupondᚋmodelsᚐFindingEventᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Finding_history(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Finding",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FindingEvent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _FindingConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.FindingConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5973,6 +6692,98 @@ func (ec *executionContext) fieldContext_FindingEdge_node(_ context.Context, fie
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _FindingEvent_action(ctx context.Context, field graphql.CollectedField, obj *models.FindingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FindingEvent_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Action, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.FindingAction) graphql.Marshaler {
+			return ec.marshalNFindingAction2coupondᚋmodelsᚐFindingAction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FindingEvent_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FindingEvent", field, false, false, "FindingAction")
+}
+
+func (ec *executionContext) _FindingEvent_at(ctx context.Context, field graphql.CollectedField, obj *models.FindingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FindingEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FindingEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FindingEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _FindingEvent_by(ctx context.Context, field graphql.CollectedField, obj *models.FindingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FindingEvent_by(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Actor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FindingEvent_by(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FindingEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _FindingEvent_note(ctx context.Context, field graphql.CollectedField, obj *models.FindingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FindingEvent_note(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Note, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FindingEvent_note(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FindingEvent", field, false, false, "String")
 }
 
 func (ec *executionContext) _HourCount_hour(ctx context.Context, field graphql.CollectedField, obj *services.HourCount) (ret graphql.Marshaler) {
@@ -7442,6 +8253,50 @@ func (ec *executionContext) fieldContext_Query_viewer(_ context.Context, field g
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Viewer(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_auditEvents(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_auditEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AuditEvents(ctx, fc.Args["filter"].(*model.AuditEventFilter), fc.Args["first"].(*int64), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AuditEventConnection) graphql.Marshaler {
+			return ec.marshalNAuditEventConnection2ᚖcoupondᚋgraphᚋmodelᚐAuditEventConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_auditEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditEventConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_auditEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -10718,6 +11573,69 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputAuditEventFilter(ctx context.Context, obj any) (model.AuditEventFilter, error) {
+	var it model.AuditEventFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"action", "actorId", "from", "to"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "action":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("action"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Action = data
+		case "actorId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actorId"))
+			data, err := ec.unmarshalOID2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActorID = data
+		case "from":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("from"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.From = data
+		case "to":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("to"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.To = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalAuditEventFilter unmarshals raw into the AuditEventFilter input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalAuditEventFilter(ctx context.Context, raw any) (model.AuditEventFilter, error) {
+	var out model.AuditEventFilter
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "AuditEventFilter", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCampaignVersionInput(ctx context.Context, obj any) (model.CampaignVersionInput, error) {
 	var it model.CampaignVersionInput
 	if obj == nil {
@@ -11900,6 +12818,150 @@ func (ec *executionContext) _ApiTokenEdge(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var auditEventImplementors = []string{"AuditEvent"}
+
+func (ec *executionContext) _AuditEvent(ctx context.Context, sel ast.SelectionSet, obj *models.AuditEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, auditEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AuditEvent")
+		case "id":
+			out.Values[i] = ec._AuditEvent_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "action":
+			out.Values[i] = ec._AuditEvent_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "actor":
+			out.Values[i] = ec._AuditEvent_actor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "actorId":
+			out.Values[i] = ec._AuditEvent_actorId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "target":
+			out.Values[i] = ec._AuditEvent_target(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "detail":
+			out.Values[i] = ec._AuditEvent_detail(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "requestId":
+			out.Values[i] = ec._AuditEvent_requestId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._AuditEvent_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var auditEventConnectionImplementors = []string{"AuditEventConnection"}
+
+func (ec *executionContext) _AuditEventConnection(ctx context.Context, sel ast.SelectionSet, obj *model.AuditEventConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, auditEventConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AuditEventConnection")
+		case "edges":
+			out.Values[i] = ec._AuditEventConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._AuditEventConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var auditEventEdgeImplementors = []string{"AuditEventEdge"}
+
+func (ec *executionContext) _AuditEventEdge(ctx context.Context, sel ast.SelectionSet, obj *model.AuditEventEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, auditEventEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AuditEventEdge")
+		case "cursor":
+			out.Values[i] = ec._AuditEventEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._AuditEventEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var campaignImplementors = []string{"Campaign"}
 
 func (ec *executionContext) _Campaign(ctx context.Context, sel ast.SelectionSet, obj *models.Campaign) graphql.Marshaler {
@@ -12428,6 +13490,22 @@ func (ec *executionContext) _Finding(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "reopened":
+			out.Values[i] = ec._Finding_reopened(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastSeenAt":
+			out.Values[i] = ec._Finding_lastSeenAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "history":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Finding_history(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -12502,6 +13580,54 @@ func (ec *executionContext) _FindingEdge(ctx context.Context, sel ast.SelectionS
 		case "node":
 			out.Values[i] = ec._FindingEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var findingEventImplementors = []string{"FindingEvent"}
+
+func (ec *executionContext) _FindingEvent(ctx context.Context, sel ast.SelectionSet, obj *models.FindingEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, findingEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FindingEvent")
+		case "action":
+			out.Values[i] = ec._FindingEvent_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "at":
+			out.Values[i] = ec._FindingEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "by":
+			out.Values[i] = ec._FindingEvent_by(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "note":
+			out.Values[i] = ec._FindingEvent_note(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -13096,6 +14222,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_viewer(ctx, field)
+				})
+		case "auditEvents":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_auditEvents(ctx, field)
 				})
 		case "campaign":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
@@ -14228,6 +15360,46 @@ func (ec *executionContext) marshalNApiTokenEdge2ᚖcoupondᚋgraphᚋmodelᚐAP
 	return ec._ApiTokenEdge(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNAuditEvent2ᚖcoupondᚋmodelsᚐAuditEvent(ctx context.Context, sel ast.SelectionSet, v *models.AuditEvent) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "AuditEvent!")
+		return graphql.Null
+	}
+	return ec._AuditEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAuditEventConnection2ᚖcoupondᚋgraphᚋmodelᚐAuditEventConnection(ctx context.Context, sel ast.SelectionSet, v *model.AuditEventConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "AuditEventConnection!")
+		return graphql.Null
+	}
+	return ec._AuditEventConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAuditEventEdge2ᚕᚖcoupondᚋgraphᚋmodelᚐAuditEventEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.AuditEventEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAuditEventEdge2ᚖcoupondᚋgraphᚋmodelᚐAuditEventEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAuditEventEdge2ᚖcoupondᚋgraphᚋmodelᚐAuditEventEdge(ctx context.Context, sel ast.SelectionSet, v *model.AuditEventEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "AuditEventEdge!")
+		return graphql.Null
+	}
+	return ec._AuditEventEdge(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -14437,6 +15609,21 @@ func (ec *executionContext) marshalNFinding2ᚖcoupondᚋmodelsᚐFinding(ctx co
 	return ec._Finding(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNFindingAction2coupondᚋmodelsᚐFindingAction(ctx context.Context, v any) (models.FindingAction, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := models.FindingAction(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFindingAction2coupondᚋmodelsᚐFindingAction(ctx context.Context, sel ast.SelectionSet, v models.FindingAction) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "FindingAction!")
+	}
+	return res
+}
+
 func (ec *executionContext) marshalNFindingConnection2ᚖcoupondᚋgraphᚋmodelᚐFindingConnection(ctx context.Context, sel ast.SelectionSet, v *model.FindingConnection) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "FindingConnection!")
@@ -14467,6 +15654,30 @@ func (ec *executionContext) marshalNFindingEdge2ᚖcoupondᚋgraphᚋmodelᚐFin
 		return graphql.Null
 	}
 	return ec._FindingEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNFindingEvent2ᚕᚖcoupondᚋmodelsᚐFindingEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*models.FindingEvent) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNFindingEvent2ᚖcoupondᚋmodelsᚐFindingEvent(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNFindingEvent2ᚖcoupondᚋmodelsᚐFindingEvent(ctx context.Context, sel ast.SelectionSet, v *models.FindingEvent) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "FindingEvent!")
+		return graphql.Null
+	}
+	return ec._FindingEvent(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNFindingKind2coupondᚋmodelsᚐFindingKind(ctx context.Context, v any) (models.FindingKind, error) {
@@ -15140,6 +16351,14 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 		graphql.AddInvalidNullFromMarshaler(ctx, "__TypeKind!")
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalOAuditEventFilter2ᚖcoupondᚋgraphᚋmodelᚐAuditEventFilter(ctx context.Context, v any) (*model.AuditEventFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputAuditEventFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {

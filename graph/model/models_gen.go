@@ -28,6 +28,34 @@ type APITokenEdge struct {
 	Node *models.APIToken `json:"node"`
 }
 
+// A page of audit events.
+type AuditEventConnection struct {
+	// The events of this page.
+	Edges []*AuditEventEdge `json:"edges"`
+	// How to fetch the next page.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// An audit event and its cursor.
+type AuditEventEdge struct {
+	// Cursor of this row.
+	Cursor string `json:"cursor"`
+	// The event.
+	Node *models.AuditEvent `json:"node"`
+}
+
+// Filters for the audit log. from and to take an RFC 3339 time or a date YYYY-MM-DD in the merchant's time zone.
+type AuditEventFilter struct {
+	// Only this action.
+	Action *string `json:"action,omitempty"`
+	// Only this API token's events.
+	ActorID *int64 `json:"actorId,omitempty"`
+	// At or after this time, or from the start of this local day.
+	From *string `json:"from,omitempty"`
+	// Before this time, or through the end of this local day.
+	To *string `json:"to,omitempty"`
+}
+
 // A page of campaigns.
 type CampaignConnection struct {
 	// The campaigns of this page.
