@@ -41,6 +41,12 @@ func (r *couponTransitionResolver) Store(ctx context.Context, obj *models.Coupon
 	return loadersFrom(ctx).storeLoader().Load(ctx, *obj.StoreID)
 }
 
+// VoidCoupon is the resolver for the voidCoupon field.
+func (r *mutationResolver) VoidCoupon(ctx context.Context, input model.VoidCouponInput) (*models.Coupon, error) {
+	return r.Svc.Coupons.Void(ctx, services.ActorFrom(ctx), services.VoidInput{Code: input.Code, Reason: input.Reason,
+		RequestID: deref(input.RequestID)})
+}
+
 // Coupon is the resolver for the coupon field.
 func (r *queryResolver) Coupon(ctx context.Context, code string) (*models.Coupon, error) {
 	return r.Svc.Coupons.ByCode(ctx, services.ActorFrom(ctx), code)

@@ -12,13 +12,15 @@ import (
 // CouponStatus is a state of the coupon state machine.
 type CouponStatus string
 
-// Coupon states. REFUNDED and EXPIRED are terminal.
+// Coupon states. REFUNDED, EXPIRED and VOIDED are terminal.
 const (
 	CouponUnused    CouponStatus = "UNUSED"
 	CouponRedeeming CouponStatus = "REDEEMING"
 	CouponRedeemed  CouponStatus = "REDEEMED"
 	CouponRefunded  CouponStatus = "REFUNDED"
 	CouponExpired   CouponStatus = "EXPIRED"
+	// CouponVoided: an admin killed the code (leaked, fraud), with a reason.
+	CouponVoided CouponStatus = "VOIDED"
 )
 
 // Edge is one transition of the coupon state machine.
@@ -32,6 +34,7 @@ var LegalEdges = []Edge{
 	{CouponRedeeming, CouponUnused},
 	{CouponRedeemed, CouponRefunded},
 	{CouponUnused, CouponExpired},
+	{CouponUnused, CouponVoided},
 }
 
 // Legal reports whether from -> to is an edge of the state machine.
@@ -40,7 +43,7 @@ func Legal(from, to CouponStatus) bool { return slices.Contains(LegalEdges, Edge
 // TakenForGood reports whether a coupon in status s can never be taken again:
 // no path of LegalEdges leads from s back to UNUSED.
 func TakenForGood(s CouponStatus) bool {
-	return s == CouponRedeemed || s == CouponRefunded || s == CouponExpired
+	return s == CouponRedeemed || s == CouponRefunded || s == CouponExpired || s == CouponVoided
 }
 
 // LegalEdgeSQL is an SQL condition that holds when the transition row alias
@@ -228,4 +231,17 @@ func ExpireCoupons(tx *gorm.DB, merchantID int64, now time.Time, limit int) ([]E
 WHERE id IN (`+pick+`) AND status = 'UNUSED' AND valid_to <= ?
 RETURNING id, merchant_id, version`, args...).Scan(&rows).Error
 	return rows, err
+}
+
+// VoidCoupon moves the merchant's UNUSED coupon with the code to VOIDED with
+// one conditional update and returns it as it now is; false, having written
+// nothing, when there is no such UNUSED coupon.
+func VoidCoupon(tx *gorm.DB, merchantID int64, code string, now time.Time) (*Coupon, bool, error) {
+	var rows []Coupon
+	err := tx.Raw(`UPDATE coupons SET status = 'VOIDED', version = version + 1, updated_at = ?
+WHERE merchant_id = ? AND code = ? AND status = 'UNUSED' RETURNING *`, now, merchantID, code).Scan(&rows).Error
+	if err != nil || len(rows) != 1 {
+		return nil, false, err
+	}
+	return &rows[0], true, nil
 }

@@ -35,6 +35,9 @@ func migrationProvider(db *gorm.DB) (*goose.Provider, error) {
 		}
 		opts = append(opts, goose.WithSessionLocker(locker))
 	}
+	if dialect == SQLite {
+		opts = append(opts, goose.WithGoMigrations(sqliteGoMigrations()...))
+	}
 	return goose.NewProvider(gooseDialect, sqlDB, dir, opts...)
 }
 

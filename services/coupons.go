@@ -15,7 +15,9 @@ import (
 // Every query is scoped to the actor's merchant; clerks see the ledger of their
 // own stores.
 type Coupons struct {
-	db *gorm.DB
+	db    *gorm.DB
+	now   func() time.Time
+	audit *Audit
 }
 
 func readers() []models.Role {

@@ -130,7 +130,7 @@ func New(db *gorm.DB, o Options) *Services {
 		DB:          db,
 		Audit:       audit,
 		Campaigns:   campaigns,
-		Coupons:     &Coupons{db: db},
+		Coupons:     &Coupons{db: db, now: o.Now, audit: audit},
 		Stores:      &Stores{db: db, now: o.Now, audit: audit},
 		Merchants:   &Merchants{db: db, now: o.Now},
 		Tokens:      newTokens(db, o, audit),

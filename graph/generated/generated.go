@@ -258,6 +258,7 @@ type ComplexityRoot struct {
 		RevokeToken       func(childComplexity int, input model.RevokeTokenInput) int
 		RunJob            func(childComplexity int, input model.RunJobInput) int
 		UpdateCampaign    func(childComplexity int, input model.UpdateCampaignInput) int
+		VoidCoupon        func(childComplexity int, input model.VoidCouponInput) int
 	}
 
 	Operator struct {
@@ -421,6 +422,7 @@ type MutationResolver interface {
 	PauseCampaign(ctx context.Context, input model.CampaignVersionInput) (*models.Campaign, error)
 	ResumeCampaign(ctx context.Context, input model.CampaignVersionInput) (*models.Campaign, error)
 	EndCampaign(ctx context.Context, input model.CampaignVersionInput) (*models.Campaign, error)
+	VoidCoupon(ctx context.Context, input model.VoidCouponInput) (*models.Coupon, error)
 	RunJob(ctx context.Context, input model.RunJobInput) (*services.JobRun, error)
 	ResolveFinding(ctx context.Context, input model.ResolveFindingInput) (*models.Finding, error)
 	RedeemCoupon(ctx context.Context, input model.RedeemCouponInput) (*models.RedemptionFlow, error)
@@ -1395,6 +1397,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateCampaign(childComplexity, args["input"].(model.UpdateCampaignInput)), true
+	case "Mutation.voidCoupon":
+		if e.ComplexityRoot.Mutation.VoidCoupon == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_voidCoupon_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.VoidCoupon(childComplexity, args["input"].(model.VoidCouponInput)), true
 
 	case "Operator.id":
 		if e.ComplexityRoot.Operator.ID == nil {
@@ -1988,6 +2001,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("RevokeTokenInput", ec.unmarshalInputRevokeTokenInput),
 			graphql.NewInputUnmarshaler("RunJobInput", ec.unmarshalInputRunJobInput),
 			graphql.NewInputUnmarshaler("UpdateCampaignInput", ec.unmarshalInputUpdateCampaignInput),
+			graphql.NewInputUnmarshaler("VoidCouponInput", ec.unmarshalInputVoidCouponInput),
 		)
 	}
 	first := true
@@ -2299,6 +2313,8 @@ enum CouponStatus {
   REFUNDED
   "Past validity without being used; terminal."
   EXPIRED
+  "Killed by an admin (leaked, fraud) before it was used; terminal."
+  VOIDED
 }
 
 "One coupon code of a campaign."
@@ -2380,6 +2396,21 @@ extend type Query {
   coupon(code: String!): Coupon!
   "The merchant's coupons, newest first."
   coupons(filter: CouponFilter, first: Int, after: String): CouponConnection!
+}
+
+"An unused coupon to void."
+input VoidCouponInput {
+  "The code, in any case, with or without dashes."
+  code: String!
+  "Why, for the audit log; required, at most 500 characters."
+  reason: String!
+  "Optional idempotency key: a repeat returns the voided coupon and changes nothing; another code or reason under it is IDEMPOTENCY_KEY_REUSED."
+  requestId: String
+}
+
+extend type Mutation {
+  "Voids an UNUSED coupon for good (leaked, fraud): it is rejected with COUPON_NOT_AVAILABLE from then on. Any other state is INVALID_STATE. ADMIN only."
+  voidCoupon(input: VoidCouponInput!): Coupon!
 }
 `, BuiltIn: false},
 	{Name: "../jobs.graphqls", Input: `"The state of a job run."
@@ -3984,6 +4015,20 @@ func (ec *executionContext) field_Mutation_updateCampaign_args(ctx context.Conte
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.UpdateCampaignInput, error) {
 			return ec.unmarshalNUpdateCampaignInput2coupondᚋgraphᚋmodelᚐUpdateCampaignInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_voidCoupon_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.VoidCouponInput, error) {
+			return ec.unmarshalNVoidCouponInput2coupondᚋgraphᚋmodelᚐVoidCouponInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -7708,6 +7753,50 @@ func (ec *executionContext) fieldContext_Mutation_endCampaign(ctx context.Contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_endCampaign_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_voidCoupon(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_voidCoupon(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().VoidCoupon(ctx, fc.Args["input"].(model.VoidCouponInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Coupon) graphql.Marshaler {
+			return ec.marshalNCoupon2ᚖcoupondᚋmodelsᚐCoupon(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_voidCoupon(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Coupon(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_voidCoupon_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -12665,6 +12754,62 @@ func UnmarshalUpdateCampaignInput(ctx context.Context, raw any) (model.UpdateCam
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputVoidCouponInput(ctx context.Context, obj any) (model.VoidCouponInput, error) {
+	var it model.VoidCouponInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"code", "reason", "requestId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "code":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("code"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Code = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		case "requestId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("requestId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RequestID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalVoidCouponInput unmarshals raw into the VoidCouponInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalVoidCouponInput(ctx context.Context, raw any) (model.VoidCouponInput, error) {
+	var out model.VoidCouponInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "VoidCouponInput", raw, &out)
+	return out, err
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -14033,6 +14178,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "endCampaign":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_endCampaign(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "voidCoupon":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_voidCoupon(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -16209,6 +16361,11 @@ func (ec *executionContext) marshalNViewer2ᚖcoupondᚋgraphᚋmodelᚐViewer(c
 		return graphql.Null
 	}
 	return ec._Viewer(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNVoidCouponInput2coupondᚋgraphᚋmodelᚐVoidCouponInput(ctx context.Context, v any) (model.VoidCouponInput, error) {
+	res, err := ec.unmarshalInputVoidCouponInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {

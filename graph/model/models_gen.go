@@ -398,6 +398,16 @@ type Viewer struct {
 	StoreIds []int64 `json:"storeIds"`
 }
 
+// An unused coupon to void.
+type VoidCouponInput struct {
+	// The code, in any case, with or without dashes.
+	Code string `json:"code"`
+	// Why, for the audit log; required, at most 500 characters.
+	Reason string `json:"reason"`
+	// Optional idempotency key: a repeat returns the voided coupon and changes nothing; another code or reason under it is IDEMPOTENCY_KEY_REUSED.
+	RequestID *string `json:"requestId,omitempty"`
+}
+
 // Why a redemption was rejected.
 type RejectReason string
 
