@@ -29,12 +29,16 @@ func TestTenantBoundary(t *testing.T) {
 		var reserved struct{ ReserveCoupon redemption }
 		a.mustDo(t, a.admin, reserveCoupon, redeemVars(codes[1], storeA, "a-2", 5000), &reserved)
 		var camps struct {
-			Campaigns struct{ Edges []struct{ Node struct{ ID string } } }
+			Campaigns struct {
+				Edges []struct{ Node struct{ ID string } }
+			}
 		}
 		a.mustDo(t, a.admin, `{ campaigns { edges { node { id } } } }`, nil, &camps)
 		campA := camps.Campaigns.Edges[0].Node.ID
 		var toks struct {
-			Tokens struct{ Edges []struct{ Node struct{ ID string } } }
+			Tokens struct {
+				Edges []struct{ Node struct{ ID string } }
+			}
 		}
 		a.mustDo(t, a.admin, `{ tokens { edges { node { id } } } }`, nil, &toks)
 		tokenA := toks.Tokens.Edges[0].Node.ID
@@ -42,7 +46,9 @@ func TestTenantBoundary(t *testing.T) {
 		must(t, db.Exec("UPDATE coupons SET version = version + 7 WHERE code = ?", codes[2]).Error)
 		a.mustDo(t, a.admin, `mutation { runJob(input: {job: "reconciliation"}) { id } }`, nil, nil)
 		var finds struct {
-			Findings struct{ Edges []struct{ Node struct{ ID string } } }
+			Findings struct {
+				Edges []struct{ Node struct{ ID string } }
+			}
 		}
 		a.mustDo(t, a.admin, `{ findings { edges { node { id } } } }`, nil, &finds)
 		if len(finds.Findings.Edges) == 0 {
@@ -145,7 +151,9 @@ func TestTenantBoundary(t *testing.T) {
 				}
 			})
 		}
-		var st struct{ Statements struct{ Stores []struct{ RedeemedCount int } } }
+		var st struct {
+			Statements struct{ Stores []struct{ RedeemedCount int } }
+		}
 		today := now.Format("2006-01-02")
 		a.mustDo(t, adminB, `query($d: String!) { statements(from: $d, to: $d) { stores { redeemedCount } } }`, map[string]any{"d": today}, &st)
 		if len(st.Statements.Stores) != 0 {
