@@ -15,6 +15,22 @@ import (
 	"coupond/services"
 )
 
+// openMerchant opens and migrates the database, and returns the services
+// over it and the merchant with the code; done closes the database.
+func openMerchant(ctx context.Context, url, code string) (*services.Services, *models.Merchant, func(), error) {
+	db, err := openDB(ctx, url, models.OpenOptions{})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	svc := services.New(db, services.Options{})
+	m, err := svc.Merchants.ByCode(ctx, code)
+	if err != nil {
+		_ = models.Close(db)
+		return nil, nil, nil, err
+	}
+	return svc, m, func() { _ = models.Close(db) }, nil
+}
+
 // openDB opens and migrates the database.
 func openDB(ctx context.Context, url string, opts models.OpenOptions) (*gorm.DB, error) {
 	db, err := models.Open(ctx, url, opts)
@@ -89,16 +105,11 @@ func runTokenCreate(ctx context.Context, args []string, stdout, stderr io.Writer
 	if *expiresIn < 0 {
 		return fmt.Errorf("--expires-in must not be negative")
 	}
-	db, err := openDB(ctx, *dbURL, models.OpenOptions{})
+	svc, m, done, err := openMerchant(ctx, *dbURL, *merchant)
 	if err != nil {
 		return err
 	}
-	defer models.Close(db)
-	svc := services.New(db, services.Options{})
-	m, err := svc.Merchants.ByCode(ctx, *merchant)
-	if err != nil {
-		return err
-	}
+	defer done()
 	in := services.CreateTokenInput{MerchantID: m.ID, Role: models.Role(*role), StoreCodes: stores, Name: *name}
 	if *expiresIn > 0 {
 		exp := time.Now().UTC().Add(*expiresIn)
@@ -120,16 +131,11 @@ func runTokenList(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	db, err := openDB(ctx, *dbURL, models.OpenOptions{})
+	svc, m, done, err := openMerchant(ctx, *dbURL, *merchant)
 	if err != nil {
 		return err
 	}
-	defer models.Close(db)
-	svc := services.New(db, services.Options{})
-	m, err := svc.Merchants.ByCode(ctx, *merchant)
-	if err != nil {
-		return err
-	}
+	defer done()
 	actor := services.SystemActor(m.ID)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tROLE\tSTORES\tCREATED\tEXPIRES\tLAST USED\tREVOKED")
@@ -169,16 +175,11 @@ func runTokenRevoke(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	db, err := openDB(ctx, *dbURL, models.OpenOptions{})
+	svc, m, done, err := openMerchant(ctx, *dbURL, *merchant)
 	if err != nil {
 		return err
 	}
-	defer models.Close(db)
-	svc := services.New(db, services.Options{})
-	m, err := svc.Merchants.ByCode(ctx, *merchant)
-	if err != nil {
-		return err
-	}
+	defer done()
 	tok, err := svc.Tokens.Revoke(ctx, services.SystemActor(m.ID), *id)
 	if err != nil {
 		return err

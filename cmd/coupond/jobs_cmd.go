@@ -23,19 +23,22 @@ func runJobsList(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	db, err := openDB(ctx, *dbURL, models.OpenOptions{})
-	if err != nil {
-		return err
-	}
-	defer models.Close(db)
-	svc := services.New(db, services.Options{})
+	var svc *services.Services
 	var merchantID int64
 	if *merchant != "" {
-		m, err := svc.Merchants.ByCode(ctx, *merchant)
+		s, m, done, err := openMerchant(ctx, *dbURL, *merchant)
 		if err != nil {
 			return err
 		}
-		merchantID = m.ID
+		defer done()
+		svc, merchantID = s, m.ID
+	} else {
+		db, err := openDB(ctx, *dbURL, models.OpenOptions{})
+		if err != nil {
+			return err
+		}
+		defer models.Close(db)
+		svc = services.New(db, services.Options{})
 	}
 	page, err := svc.JobRuns.ListInstallation(ctx, merchantID, services.JobRunFilter{Job: *job},
 		services.PageArgs{First: *limit})
