@@ -68,15 +68,15 @@ type StatementLine struct {
 }
 
 // StatementAdjustment is business that reached ClosedDay after it was
-// closed, booked on Day: Count and Amount are what the closed day's Kind
-// figure (REDEEMED, REFUNDED, EXPIRED, VOIDED) grew by at the store (0 for
-// expiries and voids) and campaign; they are negative when it shrank.
+// closed, booked on Day: Count and Amount are what the closed day's Figure
+// (REDEEMED, REFUNDED, EXPIRED, VOIDED) grew by at the store (0 for expiries
+// and voids) and campaign; they are negative when it shrank.
 type StatementAdjustment struct {
 	Day        string
 	ClosedDay  string
 	StoreID    int64
 	CampaignID int64
-	Kind       string
+	Figure     models.AdjustmentKind
 	Count      int64
 	Amount     int64
 }
@@ -304,7 +304,7 @@ func (s *Statements) statement(ctx context.Context, db *gorm.DB, merchantID int6
 			continue
 		}
 		st.Adjustments = append(st.Adjustments, StatementAdjustment{Day: a.Day, ClosedDay: a.ClosedDay, StoreID: a.StoreID,
-			CampaignID: a.CampaignID, Kind: string(a.Kind), Count: a.Count, Amount: a.Amount})
+			CampaignID: a.CampaignID, Figure: a.Kind, Count: a.Count, Amount: a.Amount})
 	}
 	return st, nil
 }
