@@ -316,7 +316,7 @@ ON CONFLICT (merchant_id, closed_day, store_id, campaign_id, kind, day) DO UPDAT
 // LockClosedStatementDay takes the day row of a closed day for writing in
 // tx, so two runs booking its adjustments take turns on PostgreSQL (SQLite
 // has one writer anyway). It reports false when the day is not closed.
-func LockClosedStatementDay(tx *gorm.DB, merchantID int64, day string, now time.Time) (bool, error) {
+func LockClosedStatementDay(tx *gorm.DB, merchantID int64, day string) (bool, error) {
 	res := tx.Exec(`UPDATE statement_days SET computed_at = computed_at
 WHERE merchant_id = ? AND day = ? AND store_id = 0 AND campaign_id = 0 AND closed_at IS NOT NULL`, merchantID, day)
 	if res.Error != nil {

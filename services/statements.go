@@ -118,7 +118,7 @@ func (s *Statements) Daily(ctx context.Context, actor Actor, in StatementInput) 
 	if err != nil {
 		return nil, invalidf("to must be a date YYYY-MM-DD")
 	}
-	return s.statement(ctx, s.db.WithContext(ctx), m.ID, loc, from, to, in.StoreID)
+	return s.statement(s.db.WithContext(ctx), m.ID, loc, from, to, in.StoreID)
 }
 
 func (s *Statements) merchant(ctx context.Context, id int64) (*models.Merchant, *time.Location, error) {
@@ -193,7 +193,7 @@ func lineOfRow(r models.StatementDay) StatementLine {
 
 // statement builds the statement of the local days from..to: stored days
 // from statement_days, the other days live.
-func (s *Statements) statement(ctx context.Context, db *gorm.DB, merchantID int64, loc *time.Location, from, to time.Time, storeID int64) (*Statement, error) {
+func (s *Statements) statement(db *gorm.DB, merchantID int64, loc *time.Location, from, to time.Time, storeID int64) (*Statement, error) {
 	bounds, err := dayBounds(loc, from, to)
 	if err != nil {
 		return nil, err
@@ -337,7 +337,7 @@ func (s *Statements) CloseStatementDay(ctx context.Context, actor Actor, date st
 	if _, _, err := s.storeDay(ctx, actor, m.ID, loc, day, true); err != nil {
 		return nil, err
 	}
-	return s.statement(ctx, s.db.WithContext(ctx), m.ID, loc, day, day, 0)
+	return s.statement(s.db.WithContext(ctx), m.ID, loc, day, day, 0)
 }
 
 // storeDay computes the merchant's lines of the local day and stores them,
@@ -497,7 +497,7 @@ func (s *Statements) bookDay(ctx context.Context, merchantID int64, closedDay, t
 	booked := 0
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		booked = 0
-		ok, err := models.LockClosedStatementDay(tx, merchantID, closedDay, s.now())
+		ok, err := models.LockClosedStatementDay(tx, merchantID, closedDay)
 		if err != nil || !ok {
 			return err
 		}
