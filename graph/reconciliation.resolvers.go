@@ -39,6 +39,11 @@ func (r *mutationResolver) ResolveFinding(ctx context.Context, input model.Resol
 	return r.Svc.Reconciliation.ResolveFinding(ctx, services.ActorFrom(ctx), input.FindingID, input.Note)
 }
 
+// CloseStatementDay is the resolver for the closeStatementDay field.
+func (r *mutationResolver) CloseStatementDay(ctx context.Context, input model.CloseStatementDayInput) (*services.Statement, error) {
+	return r.Svc.Statements.CloseStatementDay(ctx, services.ActorFrom(ctx), input.Date)
+}
+
 // Findings is the resolver for the findings field.
 func (r *queryResolver) Findings(ctx context.Context, filter *model.FindingFilter, first *int64, after *string) (*model.FindingConnection, error) {
 	var f services.FindingFilter
@@ -58,6 +63,29 @@ func (r *queryResolver) Statements(ctx context.Context, from string, to string, 
 	return r.Svc.Statements.Daily(ctx, services.ActorFrom(ctx), services.StatementInput{From: from, To: to, StoreID: deref(storeID)})
 }
 
+// Liability is the resolver for the liability field.
+func (r *queryResolver) Liability(ctx context.Context) (*services.Liability, error) {
+	return r.Svc.Statements.Liability(ctx, services.ActorFrom(ctx))
+}
+
+// Store is the resolver for the store field.
+func (r *statementAdjustmentResolver) Store(ctx context.Context, obj *services.StatementAdjustment) (*models.Store, error) {
+	if obj.StoreID == 0 {
+		return nil, nil
+	}
+	return loadersFrom(ctx).storeLoader().Load(ctx, obj.StoreID)
+}
+
+// Campaign is the resolver for the campaign field.
+func (r *statementAdjustmentResolver) Campaign(ctx context.Context, obj *services.StatementAdjustment) (*models.Campaign, error) {
+	return loadersFrom(ctx).campaignLoader().Load(ctx, obj.CampaignID)
+}
+
+// Campaign is the resolver for the campaign field.
+func (r *statementLapseLineResolver) Campaign(ctx context.Context, obj *services.StatementLine) (*models.Campaign, error) {
+	return loadersFrom(ctx).campaignLoader().Load(ctx, obj.CampaignID)
+}
+
 // Store is the resolver for the store field.
 func (r *statementLineResolver) Store(ctx context.Context, obj *services.StatementLine) (*models.Store, error) {
 	return loadersFrom(ctx).storeLoader().Load(ctx, obj.StoreID)
@@ -74,10 +102,22 @@ func (r *statementLineResolver) Campaign(ctx context.Context, obj *services.Stat
 // Finding returns generated.FindingResolver implementation.
 func (r *Resolver) Finding() generated.FindingResolver { return &findingResolver{r} }
 
+// StatementAdjustment returns generated.StatementAdjustmentResolver implementation.
+func (r *Resolver) StatementAdjustment() generated.StatementAdjustmentResolver {
+	return &statementAdjustmentResolver{r}
+}
+
+// StatementLapseLine returns generated.StatementLapseLineResolver implementation.
+func (r *Resolver) StatementLapseLine() generated.StatementLapseLineResolver {
+	return &statementLapseLineResolver{r}
+}
+
 // StatementLine returns generated.StatementLineResolver implementation.
 func (r *Resolver) StatementLine() generated.StatementLineResolver { return &statementLineResolver{r} }
 
 type (
-	findingResolver       struct{ *Resolver }
-	statementLineResolver struct{ *Resolver }
+	findingResolver             struct{ *Resolver }
+	statementAdjustmentResolver struct{ *Resolver }
+	statementLapseLineResolver  struct{ *Resolver }
+	statementLineResolver       struct{ *Resolver }
 )

@@ -235,8 +235,14 @@ func (e *exporter) statements(ctx context.Context, actor services.Actor, r *http
 	for _, l := range st.Stores {
 		storeIDs = append(storeIDs, l.StoreID)
 	}
-	for _, l := range st.Campaigns {
+	for _, l := range slices.Concat(st.Campaigns, st.Lapsed) {
 		ids = append(ids, l.CampaignID)
+	}
+	for _, a := range st.Adjustments {
+		if a.StoreID != 0 {
+			storeIDs = append(storeIDs, a.StoreID)
+		}
+		ids = append(ids, a.CampaignID)
 	}
 	names := map[int64]models.Store{}
 	if len(storeIDs) > 0 {
@@ -258,13 +264,28 @@ func (e *exporter) statements(ctx context.Context, actor services.Actor, r *http
 			camps[c.ID] = c.Name
 		}
 	}
+	closed := map[string]bool{}
+	for _, d := range st.ClosedDays {
+		closed[d] = true
+	}
+	yesNo := func(b bool) string {
+		if b {
+			return "yes"
+		}
+		return "no"
+	}
 	return &table{
 		name: "statements-" + st.From + "-" + st.To,
 		headerEn: []string{"day", "store code", "store", "campaign", "redeemed", "redeemed amount (yuan)",
-			"refunded", "refunded amount (yuan)", "net", "net amount (yuan)"},
-		headerZh: []string{"日期", "门店编码", "门店", "批次", "核销笔数", "核销金额(元)", "撤销笔数", "撤销金额(元)", "净笔数", "净金额(元)"},
+			"refunded", "refunded amount (yuan)", "net", "net amount (yuan)",
+			"closed", "expired", "expired value (yuan)", "voided", "adjusts closed day"},
+		headerZh: []string{"日期", "门店编码", "门店", "批次", "核销笔数", "核销金额(元)", "撤销笔数", "撤销金额(元)", "净笔数", "净金额(元)",
+			"已关账", "过期张数", "过期面值(元)", "作废张数", "调整所属关账日"},
+		// Store totals, then per campaign, then expiries and voids (no store),
+		// then adjustments: each in the columns of the figure it corrects, on
+		// the day it was booked, naming the closed day it corrects.
 		rows: func(emit func([]any) error) error {
-			for _, group := range [][]services.StatementLine{st.Stores, st.Campaigns} {
+			for _, group := range [][]services.StatementLine{st.Stores, st.Campaigns, st.Lapsed} {
 				for _, l := range group {
 					camp := "(all)"
 					if l.CampaignID != 0 {
@@ -272,9 +293,29 @@ func (e *exporter) statements(ctx context.Context, actor services.Actor, r *http
 					}
 					s := names[l.StoreID]
 					if err := emit([]any{l.Day, s.Code, s.Name, camp, l.RedeemedCount, yuan(l.RedeemedAmount),
-						l.RefundedCount, yuan(l.RefundedAmount), l.NetCount, yuan(l.NetAmount)}); err != nil {
+						l.RefundedCount, yuan(l.RefundedAmount), l.NetCount, yuan(l.NetAmount),
+						yesNo(l.Closed), l.ExpiredCount, yuan(l.ExpiredValue), l.VoidedCount, ""}); err != nil {
 						return err
 					}
+				}
+			}
+			for _, a := range st.Adjustments {
+				var l services.StatementLine
+				switch a.Figure {
+				case models.AdjustRedeemed:
+					l.RedeemedCount, l.RedeemedAmount = a.Count, a.Amount
+				case models.AdjustRefunded:
+					l.RefundedCount, l.RefundedAmount = a.Count, a.Amount
+				case models.AdjustExpired:
+					l.ExpiredCount, l.ExpiredValue = a.Count, a.Amount
+				case models.AdjustVoided:
+					l.VoidedCount = a.Count
+				}
+				s := names[a.StoreID]
+				if err := emit([]any{a.Day, s.Code, s.Name, camps[a.CampaignID], l.RedeemedCount, yuan(l.RedeemedAmount),
+					l.RefundedCount, yuan(l.RefundedAmount), l.RedeemedCount - l.RefundedCount, yuan(l.RedeemedAmount - l.RefundedAmount),
+					yesNo(closed[a.Day]), l.ExpiredCount, yuan(l.ExpiredValue), l.VoidedCount, a.ClosedDay}); err != nil {
+					return err
 				}
 			}
 			return nil

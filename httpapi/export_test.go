@@ -109,6 +109,20 @@ func TestExports(t *testing.T) {
 				t.Fatalf("HTTP %d %s", w.Code, w.Header().Get("Content-Type"))
 			}
 		})
+		t.Run("statements keep their columns and add the closing's at the end", func(t *testing.T) {
+			w := get(finance, "/export/statements.csv?from="+today+"&to="+today)
+			lines := strings.Split(strings.TrimSpace(strings.TrimPrefix(w.Body.String(), "\xef\xbb\xbf")), "\n")
+			want := "day,store code,store,campaign,redeemed,redeemed amount (yuan),refunded,refunded amount (yuan),net,net amount (yuan)," +
+				"closed,expired,expired value (yuan),voided,adjusts closed day"
+			if w.Code != http.StatusOK || strings.TrimSpace(lines[0]) != want {
+				t.Fatalf("HTTP %d header %q", w.Code, lines[0])
+			}
+			for _, l := range lines[1:] {
+				if cells := strings.Split(strings.TrimSpace(l), ","); len(cells) != 15 || cells[10] != "no" {
+					t.Fatalf("row %q", l)
+				}
+			}
+		})
 		refusals := []struct {
 			name, token, url, code string
 		}{

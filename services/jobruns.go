@@ -22,8 +22,8 @@ const (
 	JobCompensation = "compensation"
 	// JobReconciliation runs every reconciliation check and writes findings.
 	JobReconciliation = "reconciliation"
-	// JobDailyStatement closes the previous day's statements of every merchant;
-	// it is a singleton: each schedule slot runs once across replicas.
+	// JobDailyStatement stores the previous day's statements of every merchant
+	// and books adjustments against closed days; it is a singleton: each schedule slot runs once across replicas.
 	JobDailyStatement = "daily-statement"
 	// JobExpiry moves UNUSED coupons whose validity ended to EXPIRED.
 	JobExpiry = "expiry"

@@ -141,7 +141,7 @@ func New(db *gorm.DB, o Options) *Services {
 		batchSize: 100, maxBatches: 50, lease: o.HoldTimeout, lookupFailures: int64(o.LookupFailuresBeforeFinding)}
 	svc.Reconciliation = &Reconciler{db: db, now: o.Now, audit: audit, interval: o.CompensateEvery,
 		ordersInDB: !o.ExternalOrders && !ordersOutside(o.Fulfiller)}
-	svc.Statements = &Statements{db: db, now: o.Now}
+	svc.Statements = &Statements{db: db, now: o.Now, audit: audit}
 	svc.Expiry = &Expirer{db: db, now: o.Now, audit: audit, batchSize: 500, maxBatches: 100}
 	svc.JobRuns = newJobRuns(db, o.Now, o.Logger, svc.Compensation, svc.Reconciliation, svc.Statements, svc.Expiry)
 	return svc

@@ -42,6 +42,8 @@ type ResolverRoot interface {
 	Redemption() RedemptionResolver
 	RedemptionQuote() RedemptionQuoteResolver
 	Refund() RefundResolver
+	StatementAdjustment() StatementAdjustmentResolver
+	StatementLapseLine() StatementLapseLineResolver
 	StatementLine() StatementLineResolver
 }
 
@@ -234,6 +236,14 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	Liability struct {
+		At                    func(childComplexity int) int
+		DiscountCouponsAt     func(childComplexity int) int
+		FaceValue             func(childComplexity int) int
+		UncappedDiscountCount func(childComplexity int) int
+		UnusedCount           func(childComplexity int) int
+	}
+
 	Merchant struct {
 		Code     func(childComplexity int) int
 		ID       func(childComplexity int) int
@@ -243,6 +253,7 @@ type ComplexityRoot struct {
 
 	Mutation struct {
 		CancelRedemption  func(childComplexity int, input model.CancelRedemptionInput) int
+		CloseStatementDay func(childComplexity int, input model.CloseStatementDayInput) int
 		ConfirmRedemption func(childComplexity int, input model.ConfirmRedemptionInput) int
 		CreateCampaign    func(childComplexity int, input model.CreateCampaignInput) int
 		CreateStore       func(childComplexity int, input model.CreateStoreInput) int
@@ -281,6 +292,7 @@ type ComplexityRoot struct {
 		Findings          func(childComplexity int, filter *model.FindingFilter, first *int64, after *string) int
 		JobRuns           func(childComplexity int, filter *model.JobRunFilter, first *int64, after *string) int
 		Jobs              func(childComplexity int) int
+		Liability         func(childComplexity int) int
 		Redemption        func(childComplexity int, redeemNo string) int
 		RedemptionQuote   func(childComplexity int, code string, storeID int64, orderAmount int64) int
 		Redemptions       func(childComplexity int, filter *model.RedemptionFilter, first *int64, after *string) int
@@ -341,15 +353,39 @@ type ComplexityRoot struct {
 	}
 
 	Statement struct {
-		Campaigns func(childComplexity int) int
-		From      func(childComplexity int) int
-		Stores    func(childComplexity int) int
-		Timezone  func(childComplexity int) int
-		To        func(childComplexity int) int
+		Adjustments func(childComplexity int) int
+		Campaigns   func(childComplexity int) int
+		ClosedDays  func(childComplexity int) int
+		From        func(childComplexity int) int
+		Lapsed      func(childComplexity int) int
+		Stores      func(childComplexity int) int
+		Timezone    func(childComplexity int) int
+		To          func(childComplexity int) int
+	}
+
+	StatementAdjustment struct {
+		Amount    func(childComplexity int) int
+		Campaign  func(childComplexity int) int
+		ClosedDay func(childComplexity int) int
+		Count     func(childComplexity int) int
+		Day       func(childComplexity int) int
+		Figure    func(childComplexity int) int
+		Store     func(childComplexity int) int
+	}
+
+	StatementLapseLine struct {
+		Campaign     func(childComplexity int) int
+		Closed       func(childComplexity int) int
+		Day          func(childComplexity int) int
+		ExpiredCount func(childComplexity int) int
+		ExpiredValue func(childComplexity int) int
+		Stored       func(childComplexity int) int
+		VoidedCount  func(childComplexity int) int
 	}
 
 	StatementLine struct {
 		Campaign       func(childComplexity int) int
+		Closed         func(childComplexity int) int
 		Day            func(childComplexity int) int
 		NetAmount      func(childComplexity int) int
 		NetCount       func(childComplexity int) int
@@ -358,6 +394,7 @@ type ComplexityRoot struct {
 		RefundedAmount func(childComplexity int) int
 		RefundedCount  func(childComplexity int) int
 		Store          func(childComplexity int) int
+		Stored         func(childComplexity int) int
 	}
 
 	Store struct {
@@ -425,6 +462,7 @@ type MutationResolver interface {
 	VoidCoupon(ctx context.Context, input model.VoidCouponInput) (*models.Coupon, error)
 	RunJob(ctx context.Context, input model.RunJobInput) (*services.JobRun, error)
 	ResolveFinding(ctx context.Context, input model.ResolveFindingInput) (*models.Finding, error)
+	CloseStatementDay(ctx context.Context, input model.CloseStatementDayInput) (*services.Statement, error)
 	RedeemCoupon(ctx context.Context, input model.RedeemCouponInput) (*models.RedemptionFlow, error)
 	ReserveCoupon(ctx context.Context, input model.RedeemCouponInput) (*models.RedemptionFlow, error)
 	ConfirmRedemption(ctx context.Context, input model.ConfirmRedemptionInput) (*models.RedemptionFlow, error)
@@ -444,6 +482,7 @@ type QueryResolver interface {
 	Jobs(ctx context.Context) ([]string, error)
 	Findings(ctx context.Context, filter *model.FindingFilter, first *int64, after *string) (*model.FindingConnection, error)
 	Statements(ctx context.Context, from string, to string, storeID *int64) (*services.Statement, error)
+	Liability(ctx context.Context) (*services.Liability, error)
 	RedemptionsByHour(ctx context.Context, from time.Time, to time.Time, storeID *int64) ([]*services.HourCount, error)
 	RedemptionQuote(ctx context.Context, code string, storeID int64, orderAmount int64) (*services.Quote, error)
 	Redemption(ctx context.Context, redeemNo string) (*models.RedemptionFlow, error)
@@ -470,6 +509,13 @@ type RefundResolver interface {
 	ReissuedCoupon(ctx context.Context, obj *models.RefundFlow) (*models.Coupon, error)
 
 	Operator(ctx context.Context, obj *models.RefundFlow) (*models.APIToken, error)
+}
+type StatementAdjustmentResolver interface {
+	Store(ctx context.Context, obj *services.StatementAdjustment) (*models.Store, error)
+	Campaign(ctx context.Context, obj *services.StatementAdjustment) (*models.Campaign, error)
+}
+type StatementLapseLineResolver interface {
+	Campaign(ctx context.Context, obj *services.StatementLine) (*models.Campaign, error)
 }
 type StatementLineResolver interface {
 	Store(ctx context.Context, obj *services.StatementLine) (*models.Store, error)
@@ -1196,6 +1242,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.JobRunEdge.Node(childComplexity), true
 
+	case "Liability.at":
+		if e.ComplexityRoot.Liability.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Liability.At(childComplexity), true
+	case "Liability.discountCouponsAt":
+		if e.ComplexityRoot.Liability.DiscountCouponsAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Liability.DiscountCouponsAt(childComplexity), true
+	case "Liability.faceValue":
+		if e.ComplexityRoot.Liability.FaceValue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Liability.FaceValue(childComplexity), true
+	case "Liability.uncappedDiscountCount":
+		if e.ComplexityRoot.Liability.UncappedDiscountCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Liability.UncappedDiscountCount(childComplexity), true
+	case "Liability.unusedCount":
+		if e.ComplexityRoot.Liability.UnusedCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Liability.UnusedCount(childComplexity), true
+
 	case "Merchant.code":
 		if e.ComplexityRoot.Merchant.Code == nil {
 			break
@@ -1232,6 +1309,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CancelRedemption(childComplexity, args["input"].(model.CancelRedemptionInput)), true
+	case "Mutation.closeStatementDay":
+		if e.ComplexityRoot.Mutation.CloseStatementDay == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_closeStatementDay_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CloseStatementDay(childComplexity, args["input"].(model.CloseStatementDayInput)), true
 	case "Mutation.confirmRedemption":
 		if e.ComplexityRoot.Mutation.ConfirmRedemption == nil {
 			break
@@ -1525,6 +1613,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Jobs(childComplexity), true
+	case "Query.liability":
+		if e.ComplexityRoot.Query.Liability == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Liability(childComplexity), true
 	case "Query.redemption":
 		if e.ComplexityRoot.Query.Redemption == nil {
 			break
@@ -1818,18 +1912,36 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Refund.Status(childComplexity), true
 
+	case "Statement.adjustments":
+		if e.ComplexityRoot.Statement.Adjustments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Statement.Adjustments(childComplexity), true
 	case "Statement.campaigns":
 		if e.ComplexityRoot.Statement.Campaigns == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Statement.Campaigns(childComplexity), true
+	case "Statement.closedDays":
+		if e.ComplexityRoot.Statement.ClosedDays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Statement.ClosedDays(childComplexity), true
 	case "Statement.from":
 		if e.ComplexityRoot.Statement.From == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Statement.From(childComplexity), true
+	case "Statement.lapsed":
+		if e.ComplexityRoot.Statement.Lapsed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Statement.Lapsed(childComplexity), true
 	case "Statement.stores":
 		if e.ComplexityRoot.Statement.Stores == nil {
 			break
@@ -1849,12 +1961,104 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Statement.To(childComplexity), true
 
+	case "StatementAdjustment.amount":
+		if e.ComplexityRoot.StatementAdjustment.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatementAdjustment.Amount(childComplexity), true
+	case "StatementAdjustment.campaign":
+		if e.ComplexityRoot.StatementAdjustment.Campaign == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatementAdjustment.Campaign(childComplexity), true
+	case "StatementAdjustment.closedDay":
+		if e.ComplexityRoot.StatementAdjustment.ClosedDay == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatementAdjustment.ClosedDay(childComplexity), true
+	case "StatementAdjustment.count":
+		if e.ComplexityRoot.StatementAdjustment.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatementAdjustment.Count(childComplexity), true
+	case "StatementAdjustment.day":
+		if e.ComplexityRoot.StatementAdjustment.Day == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatementAdjustment.Day(childComplexity), true
+	case "StatementAdjustment.figure":
+		if e.ComplexityRoot.StatementAdjustment.Figure == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatementAdjustment.Figure(childComplexity), true
+	case "StatementAdjustment.store":
+		if e.ComplexityRoot.StatementAdjustment.Store == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatementAdjustment.Store(childComplexity), true
+
+	case "StatementLapseLine.campaign":
+		if e.ComplexityRoot.StatementLapseLine.Campaign == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatementLapseLine.Campaign(childComplexity), true
+	case "StatementLapseLine.closed":
+		if e.ComplexityRoot.StatementLapseLine.Closed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatementLapseLine.Closed(childComplexity), true
+	case "StatementLapseLine.day":
+		if e.ComplexityRoot.StatementLapseLine.Day == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatementLapseLine.Day(childComplexity), true
+	case "StatementLapseLine.expiredCount":
+		if e.ComplexityRoot.StatementLapseLine.ExpiredCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatementLapseLine.ExpiredCount(childComplexity), true
+	case "StatementLapseLine.expiredValue":
+		if e.ComplexityRoot.StatementLapseLine.ExpiredValue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatementLapseLine.ExpiredValue(childComplexity), true
+	case "StatementLapseLine.stored":
+		if e.ComplexityRoot.StatementLapseLine.Stored == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatementLapseLine.Stored(childComplexity), true
+	case "StatementLapseLine.voidedCount":
+		if e.ComplexityRoot.StatementLapseLine.VoidedCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatementLapseLine.VoidedCount(childComplexity), true
+
 	case "StatementLine.campaign":
 		if e.ComplexityRoot.StatementLine.Campaign == nil {
 			break
 		}
 
 		return e.ComplexityRoot.StatementLine.Campaign(childComplexity), true
+	case "StatementLine.closed":
+		if e.ComplexityRoot.StatementLine.Closed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatementLine.Closed(childComplexity), true
 	case "StatementLine.day":
 		if e.ComplexityRoot.StatementLine.Day == nil {
 			break
@@ -1903,6 +2107,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.StatementLine.Store(childComplexity), true
+	case "StatementLine.stored":
+		if e.ComplexityRoot.StatementLine.Stored == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatementLine.Stored(childComplexity), true
 
 	case "Store.code":
 		if e.ComplexityRoot.Store.Code == nil {
@@ -1986,6 +2196,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("AuditEventFilter", ec.unmarshalInputAuditEventFilter),
 			graphql.NewInputUnmarshaler("CampaignVersionInput", ec.unmarshalInputCampaignVersionInput),
 			graphql.NewInputUnmarshaler("CancelRedemptionInput", ec.unmarshalInputCancelRedemptionInput),
+			graphql.NewInputUnmarshaler("CloseStatementDayInput", ec.unmarshalInputCloseStatementDayInput),
 			graphql.NewInputUnmarshaler("ConfirmRedemptionInput", ec.unmarshalInputConfirmRedemptionInput),
 			graphql.NewInputUnmarshaler("CouponFilter", ec.unmarshalInputCouponFilter),
 			graphql.NewInputUnmarshaler("CreateCampaignInput", ec.unmarshalInputCreateCampaignInput),
@@ -2623,7 +2834,7 @@ input ResolveFindingInput {
   note: String!
 }
 
-"One store's (or one campaign's at one store) business on one local day. Amounts are what coupons took off, in fen."
+"One store's (or one campaign's at one store) business on one local day. Amounts are what coupons took off, in fen. Expiries and voids belong to no store: they are in Statement.lapsed."
 type StatementLine {
   "The merchant's local day, YYYY-MM-DD."
   day: String!
@@ -2643,6 +2854,58 @@ type StatementLine {
   netCount: Int!
   "redeemedAmount - refundedAmount."
   netAmount: Int!
+  "Read from the stored statement (the daily-statement job or a close stored the day); false when computed live from the ledger."
+  stored: Boolean!
+  "The day is closed: this line is frozen; later business against it is in Statement.adjustments."
+  closed: Boolean!
+}
+
+"One campaign's coupons that lapsed on one local day, at no store: expired by the expiry job, or voided."
+type StatementLapseLine {
+  "The merchant's local day, YYYY-MM-DD."
+  day: String!
+  "The campaign."
+  campaign: Campaign!
+  "Coupons that moved to EXPIRED that day."
+  expiredCount: Int!
+  "Their face value in fen: a CASH or EXCHANGE coupon's value, a DISCOUNT coupon's cap (0 without one)."
+  expiredValue: Int!
+  "Coupons that moved to VOIDED that day."
+  voidedCount: Int!
+  "Read from the stored statement; false when computed live."
+  stored: Boolean!
+  "The day is closed."
+  closed: Boolean!
+}
+
+"The figure of a closed day's line an adjustment corrects."
+enum StatementFigure {
+  "Redemptions that succeeded (count, discount)."
+  REDEEMED
+  "Refunds made (count, amount)."
+  REFUNDED
+  "Coupons expired (count, face value)."
+  EXPIRED
+  "Coupons voided (count; amount 0)."
+  VOIDED
+}
+
+"Business that reached a closed day after it was closed, booked on the day it was found; the closed day's lines stay as they were closed."
+type StatementAdjustment {
+  "The local day the adjustment is booked on, YYYY-MM-DD."
+  day: String!
+  "The closed day it corrects, YYYY-MM-DD."
+  closedDay: String!
+  "The store; null for expiries and voids, which belong to no store."
+  store: Store
+  "The campaign."
+  campaign: Campaign!
+  "Which figure it corrects."
+  figure: StatementFigure!
+  "How much the closed day's count grew by (negative: shrank)."
+  count: Int!
+  "How much its amount grew by, in fen (negative: shrank)."
+  amount: Int!
 }
 
 "Daily statements of a range of the merchant's local days."
@@ -2657,6 +2920,40 @@ type Statement {
   stores: [StatementLine!]!
   "The same, split by campaign."
   campaigns: [StatementLine!]!
+  "A line per campaign and day with expired or voided coupons; empty when the statement is of one store."
+  lapsed: [StatementLapseLine!]!
+  "Adjustments booked on the range's days (with storeId, that store's only)."
+  adjustments: [StatementAdjustment!]!
+  "The range's closed days, YYYY-MM-DD."
+  closedDays: [String!]!
+}
+
+"How DISCOUNT coupons, whose worth depends on the order, enter a liability's face value."
+enum DiscountValuation {
+  "At their cap (max discount), the most they can take off; a DISCOUNT coupon without a cap adds nothing and is counted in uncappedDiscountCount."
+  CAP
+  "Not counted in the face value."
+  EXCLUDED
+}
+
+"What the merchant owes on coupons that may still be redeemed."
+type Liability {
+  "When it was computed."
+  at: Time!
+  "UNUSED coupons whose validity has not ended and whose campaign has not ended."
+  unusedCount: Int!
+  "Their face value in fen: CASH and EXCHANGE coupons at their value, DISCOUNT coupons as discountCouponsAt says."
+  faceValue: Int!
+  "How DISCOUNT coupons are valued; coupond values them at CAP."
+  discountCouponsAt: DiscountValuation!
+  "Unused DISCOUNT coupons without a cap, which add nothing to faceValue."
+  uncappedDiscountCount: Int!
+}
+
+"Closes a day of the statement."
+input CloseStatementDayInput {
+  "The merchant's local day, YYYY-MM-DD; it must be over."
+  date: String!
 }
 
 extend type Query {
@@ -2664,11 +2961,15 @@ extend type Query {
   findings(filter: FindingFilter, first: Int, after: String): FindingConnection!
   "Daily statements for local days from..to (YYYY-MM-DD, at most 366 days), optionally one store. ADMIN and FINANCE."
   statements(from: String!, to: String!, storeId: ID): Statement!
+  "The outstanding liability: unused, unexpired coupons at face value. ADMIN and FINANCE."
+  liability: Liability!
 }
 
 extend type Mutation {
   "Resolves an open finding with a note (audited). ADMIN and FINANCE; INVALID_STATE if already resolved."
   resolveFinding(input: ResolveFindingInput!): Finding!
+  "Closes a day of the statement (audited): its lines are stored as they are now and never change again. Closing a closed day returns it as it is. ADMIN and FINANCE; today or a later day is BAD_USER_INPUT."
+  closeStatementDay(input: CloseStatementDayInput!): Statement!
 }
 `, BuiltIn: false},
 	{Name: "../redemption.graphqls", Input: `"The state of a redemption flow (核销流水)."
@@ -3463,6 +3764,22 @@ func (ec *executionContext) childFields_JobRunEdge(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type JobRunEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_Liability(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "at":
+		return ec.fieldContext_Liability_at(ctx, field)
+	case "unusedCount":
+		return ec.fieldContext_Liability_unusedCount(ctx, field)
+	case "faceValue":
+		return ec.fieldContext_Liability_faceValue(ctx, field)
+	case "discountCouponsAt":
+		return ec.fieldContext_Liability_discountCouponsAt(ctx, field)
+	case "uncappedDiscountCount":
+		return ec.fieldContext_Liability_uncappedDiscountCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Liability", field.Name)
+}
+
 func (ec *executionContext) childFields_Merchant(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -3609,8 +3926,54 @@ func (ec *executionContext) childFields_Statement(ctx context.Context, field gra
 		return ec.fieldContext_Statement_stores(ctx, field)
 	case "campaigns":
 		return ec.fieldContext_Statement_campaigns(ctx, field)
+	case "lapsed":
+		return ec.fieldContext_Statement_lapsed(ctx, field)
+	case "adjustments":
+		return ec.fieldContext_Statement_adjustments(ctx, field)
+	case "closedDays":
+		return ec.fieldContext_Statement_closedDays(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Statement", field.Name)
+}
+
+func (ec *executionContext) childFields_StatementAdjustment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "day":
+		return ec.fieldContext_StatementAdjustment_day(ctx, field)
+	case "closedDay":
+		return ec.fieldContext_StatementAdjustment_closedDay(ctx, field)
+	case "store":
+		return ec.fieldContext_StatementAdjustment_store(ctx, field)
+	case "campaign":
+		return ec.fieldContext_StatementAdjustment_campaign(ctx, field)
+	case "figure":
+		return ec.fieldContext_StatementAdjustment_figure(ctx, field)
+	case "count":
+		return ec.fieldContext_StatementAdjustment_count(ctx, field)
+	case "amount":
+		return ec.fieldContext_StatementAdjustment_amount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StatementAdjustment", field.Name)
+}
+
+func (ec *executionContext) childFields_StatementLapseLine(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "day":
+		return ec.fieldContext_StatementLapseLine_day(ctx, field)
+	case "campaign":
+		return ec.fieldContext_StatementLapseLine_campaign(ctx, field)
+	case "expiredCount":
+		return ec.fieldContext_StatementLapseLine_expiredCount(ctx, field)
+	case "expiredValue":
+		return ec.fieldContext_StatementLapseLine_expiredValue(ctx, field)
+	case "voidedCount":
+		return ec.fieldContext_StatementLapseLine_voidedCount(ctx, field)
+	case "stored":
+		return ec.fieldContext_StatementLapseLine_stored(ctx, field)
+	case "closed":
+		return ec.fieldContext_StatementLapseLine_closed(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StatementLapseLine", field.Name)
 }
 
 func (ec *executionContext) childFields_StatementLine(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3633,6 +3996,10 @@ func (ec *executionContext) childFields_StatementLine(ctx context.Context, field
 		return ec.fieldContext_StatementLine_netCount(ctx, field)
 	case "netAmount":
 		return ec.fieldContext_StatementLine_netAmount(ctx, field)
+	case "stored":
+		return ec.fieldContext_StatementLine_stored(ctx, field)
+	case "closed":
+		return ec.fieldContext_StatementLine_closed(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type StatementLine", field.Name)
 }
@@ -3805,6 +4172,20 @@ func (ec *executionContext) field_Mutation_cancelRedemption_args(ctx context.Con
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.CancelRedemptionInput, error) {
 			return ec.unmarshalNCancelRedemptionInput2coupondᚋgraphᚋmodelᚐCancelRedemptionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_closeStatementDay_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CloseStatementDayInput, error) {
+			return ec.unmarshalNCloseStatementDayInput2coupondᚋgraphᚋmodelᚐCloseStatementDayInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -7359,6 +7740,121 @@ func (ec *executionContext) fieldContext_JobRunEdge_node(_ context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Liability_at(ctx context.Context, field graphql.CollectedField, obj *services.Liability) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Liability_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Liability_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Liability", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Liability_unusedCount(ctx context.Context, field graphql.CollectedField, obj *services.Liability) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Liability_unusedCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnusedCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Liability_unusedCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Liability", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Liability_faceValue(ctx context.Context, field graphql.CollectedField, obj *services.Liability) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Liability_faceValue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FaceValue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Liability_faceValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Liability", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Liability_discountCouponsAt(ctx context.Context, field graphql.CollectedField, obj *services.Liability) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Liability_discountCouponsAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DiscountCouponsAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v services.LiabilityValuation) graphql.Marshaler {
+			return ec.marshalNDiscountValuation2coupondᚋservicesᚐLiabilityValuation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Liability_discountCouponsAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Liability", field, false, false, "DiscountValuation")
+}
+
+func (ec *executionContext) _Liability_uncappedDiscountCount(ctx context.Context, field graphql.CollectedField, obj *services.Liability) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Liability_uncappedDiscountCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UncappedDiscountCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Liability_uncappedDiscountCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Liability", field, false, false, "Int")
+}
+
 func (ec *executionContext) _Merchant_id(ctx context.Context, field graphql.CollectedField, obj *models.Merchant) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7885,6 +8381,50 @@ func (ec *executionContext) fieldContext_Mutation_resolveFinding(ctx context.Con
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_resolveFinding_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_closeStatementDay(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_closeStatementDay(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CloseStatementDay(ctx, fc.Args["input"].(model.CloseStatementDayInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *services.Statement) graphql.Marshaler {
+			return ec.marshalNStatement2ᚖcoupondᚋservicesᚐStatement(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_closeStatementDay(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Statement(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_closeStatementDay_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -8717,6 +9257,38 @@ func (ec *executionContext) fieldContext_Query_statements(ctx context.Context, f
 	if fc.Args, err = ec.field_Query_statements_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_liability(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_liability(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Liability(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *services.Liability) graphql.Marshaler {
+			return ec.marshalNLiability2ᚖcoupondᚋservicesᚐLiability(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_liability(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Liability(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -10075,6 +10647,442 @@ func (ec *executionContext) fieldContext_Statement_campaigns(_ context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Statement_lapsed(ctx context.Context, field graphql.CollectedField, obj *services.Statement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Statement_lapsed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Lapsed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []services.StatementLine) graphql.Marshaler {
+			return ec.marshalNStatementLapseLine2ᚕcoupondᚋservicesᚐStatementLineᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Statement_lapsed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Statement",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StatementLapseLine(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Statement_adjustments(ctx context.Context, field graphql.CollectedField, obj *services.Statement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Statement_adjustments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Adjustments, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []services.StatementAdjustment) graphql.Marshaler {
+			return ec.marshalNStatementAdjustment2ᚕcoupondᚋservicesᚐStatementAdjustmentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Statement_adjustments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Statement",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StatementAdjustment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Statement_closedDays(ctx context.Context, field graphql.CollectedField, obj *services.Statement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Statement_closedDays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClosedDays, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Statement_closedDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Statement", field, false, false, "String")
+}
+
+func (ec *executionContext) _StatementAdjustment_day(ctx context.Context, field graphql.CollectedField, obj *services.StatementAdjustment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatementAdjustment_day(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Day, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StatementAdjustment_day(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StatementAdjustment", field, false, false, "String")
+}
+
+func (ec *executionContext) _StatementAdjustment_closedDay(ctx context.Context, field graphql.CollectedField, obj *services.StatementAdjustment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatementAdjustment_closedDay(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClosedDay, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StatementAdjustment_closedDay(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StatementAdjustment", field, false, false, "String")
+}
+
+func (ec *executionContext) _StatementAdjustment_store(ctx context.Context, field graphql.CollectedField, obj *services.StatementAdjustment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatementAdjustment_store(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.StatementAdjustment().Store(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Store) graphql.Marshaler {
+			return ec.marshalOStore2ᚖcoupondᚋmodelsᚐStore(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_StatementAdjustment_store(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StatementAdjustment",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Store(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StatementAdjustment_campaign(ctx context.Context, field graphql.CollectedField, obj *services.StatementAdjustment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatementAdjustment_campaign(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.StatementAdjustment().Campaign(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Campaign) graphql.Marshaler {
+			return ec.marshalNCampaign2ᚖcoupondᚋmodelsᚐCampaign(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StatementAdjustment_campaign(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StatementAdjustment",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Campaign(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StatementAdjustment_figure(ctx context.Context, field graphql.CollectedField, obj *services.StatementAdjustment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatementAdjustment_figure(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Figure, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.AdjustmentKind) graphql.Marshaler {
+			return ec.marshalNStatementFigure2coupondᚋmodelsᚐAdjustmentKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StatementAdjustment_figure(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StatementAdjustment", field, false, false, "StatementFigure")
+}
+
+func (ec *executionContext) _StatementAdjustment_count(ctx context.Context, field graphql.CollectedField, obj *services.StatementAdjustment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatementAdjustment_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StatementAdjustment_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StatementAdjustment", field, false, false, "Int")
+}
+
+func (ec *executionContext) _StatementAdjustment_amount(ctx context.Context, field graphql.CollectedField, obj *services.StatementAdjustment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatementAdjustment_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StatementAdjustment_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StatementAdjustment", field, false, false, "Int")
+}
+
+func (ec *executionContext) _StatementLapseLine_day(ctx context.Context, field graphql.CollectedField, obj *services.StatementLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatementLapseLine_day(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Day, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StatementLapseLine_day(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StatementLapseLine", field, false, false, "String")
+}
+
+func (ec *executionContext) _StatementLapseLine_campaign(ctx context.Context, field graphql.CollectedField, obj *services.StatementLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatementLapseLine_campaign(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.StatementLapseLine().Campaign(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Campaign) graphql.Marshaler {
+			return ec.marshalNCampaign2ᚖcoupondᚋmodelsᚐCampaign(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StatementLapseLine_campaign(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StatementLapseLine",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Campaign(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StatementLapseLine_expiredCount(ctx context.Context, field graphql.CollectedField, obj *services.StatementLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatementLapseLine_expiredCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiredCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StatementLapseLine_expiredCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StatementLapseLine", field, false, false, "Int")
+}
+
+func (ec *executionContext) _StatementLapseLine_expiredValue(ctx context.Context, field graphql.CollectedField, obj *services.StatementLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatementLapseLine_expiredValue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiredValue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StatementLapseLine_expiredValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StatementLapseLine", field, false, false, "Int")
+}
+
+func (ec *executionContext) _StatementLapseLine_voidedCount(ctx context.Context, field graphql.CollectedField, obj *services.StatementLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatementLapseLine_voidedCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VoidedCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StatementLapseLine_voidedCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StatementLapseLine", field, false, false, "Int")
+}
+
+func (ec *executionContext) _StatementLapseLine_stored(ctx context.Context, field graphql.CollectedField, obj *services.StatementLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatementLapseLine_stored(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Stored, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StatementLapseLine_stored(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StatementLapseLine", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _StatementLapseLine_closed(ctx context.Context, field graphql.CollectedField, obj *services.StatementLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatementLapseLine_closed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Closed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StatementLapseLine_closed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StatementLapseLine", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _StatementLine_day(ctx context.Context, field graphql.CollectedField, obj *services.StatementLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10298,6 +11306,52 @@ func (ec *executionContext) _StatementLine_netAmount(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_StatementLine_netAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("StatementLine", field, false, false, "Int")
+}
+
+func (ec *executionContext) _StatementLine_stored(ctx context.Context, field graphql.CollectedField, obj *services.StatementLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatementLine_stored(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Stored, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StatementLine_stored(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StatementLine", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _StatementLine_closed(ctx context.Context, field graphql.CollectedField, obj *services.StatementLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatementLine_closed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Closed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StatementLine_closed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StatementLine", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Store_id(ctx context.Context, field graphql.CollectedField, obj *models.Store) (ret graphql.Marshaler) {
@@ -11820,6 +12874,48 @@ func (ec *executionContext) unmarshalInputCancelRedemptionInput(ctx context.Cont
 func UnmarshalCancelRedemptionInput(ctx context.Context, raw any) (model.CancelRedemptionInput, error) {
 	var out model.CancelRedemptionInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "CancelRedemptionInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputCloseStatementDayInput(ctx context.Context, obj any) (model.CloseStatementDayInput, error) {
+	var it model.CloseStatementDayInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"date"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "date":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("date"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Date = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCloseStatementDayInput unmarshals raw into the CloseStatementDayInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCloseStatementDayInput(ctx context.Context, raw any) (model.CloseStatementDayInput, error) {
+	var out model.CloseStatementDayInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CloseStatementDayInput", raw, &out)
 	return out, err
 }
 
@@ -14066,6 +15162,59 @@ func (ec *executionContext) _JobRunEdge(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var liabilityImplementors = []string{"Liability"}
+
+func (ec *executionContext) _Liability(ctx context.Context, sel ast.SelectionSet, obj *services.Liability) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, liabilityImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Liability")
+		case "at":
+			out.Values[i] = ec._Liability_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unusedCount":
+			out.Values[i] = ec._Liability_unusedCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "faceValue":
+			out.Values[i] = ec._Liability_faceValue(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "discountCouponsAt":
+			out.Values[i] = ec._Liability_discountCouponsAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "uncappedDiscountCount":
+			out.Values[i] = ec._Liability_uncappedDiscountCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var merchantImplementors = []string{"Merchant"}
 
 func (ec *executionContext) _Merchant(ctx context.Context, sel ast.SelectionSet, obj *models.Merchant) graphql.Marshaler {
@@ -14199,6 +15348,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "resolveFinding":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_resolveFinding(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "closeStatementDay":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_closeStatementDay(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -14428,6 +15584,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_statements(ctx, field)
+				})
+		case "liability":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_liability(ctx, field)
 				})
 		case "redemptionsByHour":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
@@ -14851,6 +16013,150 @@ func (ec *executionContext) _Statement(ctx context.Context, sel ast.SelectionSet
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "lapsed":
+			out.Values[i] = ec._Statement_lapsed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "adjustments":
+			out.Values[i] = ec._Statement_adjustments(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "closedDays":
+			out.Values[i] = ec._Statement_closedDays(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var statementAdjustmentImplementors = []string{"StatementAdjustment"}
+
+func (ec *executionContext) _StatementAdjustment(ctx context.Context, sel ast.SelectionSet, obj *services.StatementAdjustment) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, statementAdjustmentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StatementAdjustment")
+		case "day":
+			out.Values[i] = ec._StatementAdjustment_day(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "closedDay":
+			out.Values[i] = ec._StatementAdjustment_closedDay(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "store":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._StatementAdjustment_store(ctx, field, obj)
+				})
+		case "campaign":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._StatementAdjustment_campaign(ctx, field, obj)
+				})
+		case "figure":
+			out.Values[i] = ec._StatementAdjustment_figure(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "count":
+			out.Values[i] = ec._StatementAdjustment_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "amount":
+			out.Values[i] = ec._StatementAdjustment_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var statementLapseLineImplementors = []string{"StatementLapseLine"}
+
+func (ec *executionContext) _StatementLapseLine(ctx context.Context, sel ast.SelectionSet, obj *services.StatementLine) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, statementLapseLineImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StatementLapseLine")
+		case "day":
+			out.Values[i] = ec._StatementLapseLine_day(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "campaign":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._StatementLapseLine_campaign(ctx, field, obj)
+				})
+		case "expiredCount":
+			out.Values[i] = ec._StatementLapseLine_expiredCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "expiredValue":
+			out.Values[i] = ec._StatementLapseLine_expiredValue(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "voidedCount":
+			out.Values[i] = ec._StatementLapseLine_voidedCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "stored":
+			out.Values[i] = ec._StatementLapseLine_stored(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "closed":
+			out.Values[i] = ec._StatementLapseLine_closed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -14923,6 +16229,16 @@ func (ec *executionContext) _StatementLine(ctx context.Context, sel ast.Selectio
 			}
 		case "netAmount":
 			out.Values[i] = ec._StatementLine_netAmount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "stored":
+			out.Values[i] = ec._StatementLine_stored(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "closed":
+			out.Values[i] = ec._StatementLine_closed(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -15646,6 +16962,11 @@ func (ec *executionContext) unmarshalNCancelRedemptionInput2coupondᚋgraphᚋmo
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNCloseStatementDayInput2coupondᚋgraphᚋmodelᚐCloseStatementDayInput(ctx context.Context, v any) (model.CloseStatementDayInput, error) {
+	res, err := ec.unmarshalInputCloseStatementDayInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNConfirmRedemptionInput2coupondᚋgraphᚋmodelᚐConfirmRedemptionInput(ctx context.Context, v any) (model.ConfirmRedemptionInput, error) {
 	res, err := ec.unmarshalInputConfirmRedemptionInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -15751,6 +17072,21 @@ func (ec *executionContext) marshalNCreateTokenPayload2ᚖcoupondᚋgraphᚋmode
 		return graphql.Null
 	}
 	return ec._CreateTokenPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNDiscountValuation2coupondᚋservicesᚐLiabilityValuation(ctx context.Context, v any) (services.LiabilityValuation, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := services.LiabilityValuation(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDiscountValuation2coupondᚋservicesᚐLiabilityValuation(ctx context.Context, sel ast.SelectionSet, v services.LiabilityValuation) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "DiscountValuation!")
+	}
+	return res
 }
 
 func (ec *executionContext) marshalNFinding2ᚖcoupondᚋmodelsᚐFinding(ctx context.Context, sel ast.SelectionSet, v *models.Finding) graphql.Marshaler {
@@ -16035,6 +17371,14 @@ func (ec *executionContext) marshalNJobRunStatus2coupondᚋmodelsᚐJobRunStatus
 	return res
 }
 
+func (ec *executionContext) marshalNLiability2ᚖcoupondᚋservicesᚐLiability(ctx context.Context, sel ast.SelectionSet, v *services.Liability) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Liability!")
+		return graphql.Null
+	}
+	return ec._Liability(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNMerchant2ᚖcoupondᚋmodelsᚐMerchant(ctx context.Context, sel ast.SelectionSet, v *models.Merchant) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Merchant!")
@@ -16215,6 +17559,61 @@ func (ec *executionContext) marshalNStatement2ᚖcoupondᚋservicesᚐStatement(
 		return graphql.Null
 	}
 	return ec._Statement(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNStatementAdjustment2coupondᚋservicesᚐStatementAdjustment(ctx context.Context, sel ast.SelectionSet, v services.StatementAdjustment) graphql.Marshaler {
+	return ec._StatementAdjustment(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNStatementAdjustment2ᚕcoupondᚋservicesᚐStatementAdjustmentᚄ(ctx context.Context, sel ast.SelectionSet, v []services.StatementAdjustment) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNStatementAdjustment2coupondᚋservicesᚐStatementAdjustment(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNStatementFigure2coupondᚋmodelsᚐAdjustmentKind(ctx context.Context, v any) (models.AdjustmentKind, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := models.AdjustmentKind(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNStatementFigure2coupondᚋmodelsᚐAdjustmentKind(ctx context.Context, sel ast.SelectionSet, v models.AdjustmentKind) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "StatementFigure!")
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNStatementLapseLine2coupondᚋservicesᚐStatementLine(ctx context.Context, sel ast.SelectionSet, v services.StatementLine) graphql.Marshaler {
+	return ec._StatementLapseLine(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNStatementLapseLine2ᚕcoupondᚋservicesᚐStatementLineᚄ(ctx context.Context, sel ast.SelectionSet, v []services.StatementLine) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNStatementLapseLine2coupondᚋservicesᚐStatementLine(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNStatementLine2coupondᚋservicesᚐStatementLine(ctx context.Context, sel ast.SelectionSet, v services.StatementLine) graphql.Marshaler {

@@ -88,6 +88,12 @@ type CancelRedemptionInput struct {
 	Reason *string `json:"reason,omitempty"`
 }
 
+// Closes a day of the statement.
+type CloseStatementDayInput struct {
+	// The merchant's local day, YYYY-MM-DD; it must be over.
+	Date string `json:"date"`
+}
+
 // Confirms a reserved redemption.
 type ConfirmRedemptionInput struct {
 	// The redemption number returned by reserveCoupon.
