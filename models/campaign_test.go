@@ -42,7 +42,7 @@ func TestDiscountSQL(t *testing.T) {
 func TestMoveCouponRefusesIllegalEdges(t *testing.T) {
 	db := testdb.SQLite(t)
 	all := []models.CouponStatus{models.CouponUnused, models.CouponRedeeming, models.CouponRedeemed,
-		models.CouponRefunded, models.CouponExpired}
+		models.CouponRefunded, models.CouponExpired, models.CouponVoided}
 	legal := 0
 	for _, from := range all {
 		for _, to := range all {

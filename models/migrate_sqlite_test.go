@@ -72,7 +72,7 @@ func TestSQLiteCouponsRebuild(t *testing.T) {
 	}
 
 	exec("UPDATE coupons SET status = 'UNUSED' WHERE id = 1")
-	if _, err := p.Down(ctx); err != nil {
+	if _, err := p.DownTo(ctx, 9); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Exec("UPDATE coupons SET status = 'VOIDED' WHERE id = 1").Error; err == nil {
