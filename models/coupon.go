@@ -245,3 +245,12 @@ WHERE merchant_id = ? AND code = ? AND status = 'UNUSED' RETURNING *`, now, merc
 	}
 	return &rows[0], true, nil
 }
+
+// CouponByID returns the coupon with id, or gorm.ErrRecordNotFound.
+func CouponByID(db *gorm.DB, id int64) (*Coupon, error) {
+	var c Coupon
+	if err := db.Take(&c, id).Error; err != nil {
+		return nil, err
+	}
+	return &c, nil
+}

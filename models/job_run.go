@@ -60,11 +60,21 @@ func InsertJobRuns(tx *gorm.DB, runs []JobRun) error {
 	return tx.Create(&runs).Error
 }
 
-// MerchantJobRuns narrows q, a query of job_runs, to one merchant's runs, or
-// to the installation's when merchantID is 0.
-func MerchantJobRuns(q *gorm.DB, merchantID int64) *gorm.DB {
+// MerchantJobRuns is the query of one merchant's runs, or the
+// installation's when merchantID is 0, of job and in status when those are
+// not empty, for paging.
+func MerchantJobRuns(db *gorm.DB, merchantID int64, job string, status JobRunStatus) *gorm.DB {
+	q := db.Model(&JobRun{})
 	if merchantID == 0 {
-		return q.Where("merchant_id IS NULL")
+		q = q.Where("merchant_id IS NULL")
+	} else {
+		q = q.Where("merchant_id = ?", merchantID)
 	}
-	return q.Where("merchant_id = ?", merchantID)
+	if job != "" {
+		q = q.Where("job = ?", job)
+	}
+	if status != "" {
+		q = q.Where("status = ?", string(status))
+	}
+	return q
 }

@@ -27,3 +27,24 @@ func MerchantByID(db *gorm.DB, id int64) (*Merchant, error) {
 	}
 	return &m, nil
 }
+
+// MerchantByCode returns the merchant with the code, or
+// gorm.ErrRecordNotFound.
+func MerchantByCode(db *gorm.DB, code string) (*Merchant, error) {
+	var m Merchant
+	if err := db.Where("code = ?", code).Take(&m).Error; err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// Merchants returns every merchant in id order, or only the one with id
+// when id is not 0.
+func Merchants(db *gorm.DB, id int64) ([]Merchant, error) {
+	var ms []Merchant
+	q := db.Order("id")
+	if id != 0 {
+		q = q.Where("id = ?", id)
+	}
+	return ms, q.Find(&ms).Error
+}

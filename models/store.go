@@ -36,3 +36,13 @@ func StoreByCode(db *gorm.DB, merchantID int64, code string) (*Store, error) {
 	}
 	return &st, nil
 }
+
+// StoresOf is the query of the merchant's stores, limited to ids when any
+// are given, for paging or finding.
+func StoresOf(db *gorm.DB, merchantID int64, ids []int64) *gorm.DB {
+	q := db.Model(&Store{}).Where("merchant_id = ?", merchantID)
+	if ids != nil {
+		q = q.Where("id IN ?", ids)
+	}
+	return q
+}

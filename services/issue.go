@@ -199,8 +199,8 @@ func issueShape(in IssueInput) ([]string, int64, error) {
 // customer, a new code, linked to the old coupon. Replacements are counted in
 // the campaign's reissued counter, outside its issue budget.
 func (c *Campaigns) reissue(tx *gorm.DB, oldID int64, now time.Time) (*models.Coupon, error) {
-	var old models.Coupon
-	if err := tx.Take(&old, oldID).Error; err != nil {
+	old, err := models.CouponByID(tx, oldID)
+	if err != nil {
 		return nil, err
 	}
 	camp, err := c.current(tx, old.CampaignID)

@@ -258,13 +258,7 @@ func (j *JobRuns) ListInstallation(ctx context.Context, merchantID int64, f JobR
 }
 
 func (j *JobRuns) list(ctx context.Context, merchantID int64, f JobRunFilter, p PageArgs) (Page[JobRun], error) {
-	q := models.MerchantJobRuns(j.db.WithContext(ctx).Model(&models.JobRun{}), merchantID)
-	if f.Job != "" {
-		q = q.Where("job = ?", f.Job)
-	}
-	if f.Status != "" {
-		q = q.Where("status = ?", string(f.Status))
-	}
+	q := models.MerchantJobRuns(j.db.WithContext(ctx), merchantID, f.Job, f.Status)
 	rows, err := paginate[models.JobRun](q, "job_runs", p)
 	if err != nil {
 		return Page[JobRun]{}, fmt.Errorf("list job runs: %w", err)

@@ -55,12 +55,11 @@ func (m *Merchants) Create(ctx context.Context, code, name, timezone string) (*m
 
 // ByCode returns a merchant by code, or NOT_FOUND.
 func (m *Merchants) ByCode(ctx context.Context, code string) (*models.Merchant, error) {
-	var mc models.Merchant
-	err := m.db.WithContext(ctx).Where("code = ?", code).Take(&mc).Error
+	mc, err := models.MerchantByCode(m.db.WithContext(ctx), code)
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, notFoundf("merchant %s not found", code)
 	}
-	return &mc, err
+	return mc, err
 }
 
 // Current returns the actor's merchant.
@@ -68,7 +67,5 @@ func (m *Merchants) Current(ctx context.Context, actor Actor) (*models.Merchant,
 	if actor.MerchantID == 0 {
 		return nil, errUnauthenticated
 	}
-	var mc models.Merchant
-	err := m.db.WithContext(ctx).Take(&mc, actor.MerchantID).Error
-	return &mc, err
+	return models.MerchantByID(m.db.WithContext(ctx), actor.MerchantID)
 }

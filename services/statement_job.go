@@ -71,12 +71,8 @@ func (s *Statements) CloseDayMerchant(ctx context.Context, merchantID int64) (Cl
 func (s *Statements) closeDay(ctx context.Context, merchantID int64) (CloseDayResult, map[int64]*CloseDayResult, error) {
 	var res CloseDayResult
 	byMerchant := map[int64]*CloseDayResult{}
-	var merchants []models.Merchant
-	q := s.db.WithContext(ctx).Order("id")
-	if merchantID != 0 {
-		q = q.Where("id = ?", merchantID)
-	}
-	if err := q.Find(&merchants).Error; err != nil {
+	merchants, err := models.Merchants(s.db.WithContext(ctx), merchantID)
+	if err != nil {
 		return res, byMerchant, fmt.Errorf("list merchants: %w", err)
 	}
 	now := s.now()

@@ -122,15 +122,15 @@ func (s *Statements) Daily(ctx context.Context, actor Actor, in StatementInput) 
 }
 
 func (s *Statements) merchant(ctx context.Context, id int64) (*models.Merchant, *time.Location, error) {
-	var m models.Merchant
-	if err := s.db.WithContext(ctx).Take(&m, id).Error; err != nil {
+	m, err := models.MerchantByID(s.db.WithContext(ctx), id)
+	if err != nil {
 		return nil, nil, fmt.Errorf("find merchant %d: %w", id, err)
 	}
 	loc, err := time.LoadLocation(m.Timezone)
 	if err != nil {
 		return nil, nil, fmt.Errorf("time zone of merchant %d: %w", m.ID, err)
 	}
-	return &m, loc, nil
+	return m, loc, nil
 }
 
 // dayBounds returns the UTC instants at which the local days from..to start,

@@ -86,11 +86,11 @@ func (s *Stores) List(ctx context.Context, actor Actor, p PageArgs) (Page[models
 	if err := actor.require(models.RoleAdmin, models.RoleFinance, models.RoleClerk); err != nil {
 		return Page[models.Store]{}, err
 	}
-	q := s.db.WithContext(ctx).Where("merchant_id = ?", actor.MerchantID)
+	var only []int64
 	if actor.Role == models.RoleClerk {
-		q = q.Where("id IN ?", actor.StoreIDs)
+		only = append([]int64{}, actor.StoreIDs...)
 	}
-	return paginate[models.Store](q, "stores", p)
+	return paginate[models.Store](models.StoresOf(s.db.WithContext(ctx), actor.MerchantID, only), "stores", p)
 }
 
 // ByIDs returns the merchant's stores among ids, for batch loaders.
@@ -99,16 +99,15 @@ func (s *Stores) ByIDs(ctx context.Context, actor Actor, ids []int64) ([]models.
 		return nil, err
 	}
 	var out []models.Store
-	err := s.db.WithContext(ctx).Where("merchant_id = ? AND id IN ?", actor.MerchantID, ids).Find(&out).Error
+	err := models.StoresOf(s.db.WithContext(ctx), actor.MerchantID, append([]int64{}, ids...)).Find(&out).Error
 	return out, err
 }
 
 // ByCode returns a store of a merchant by its code.
 func (s *Stores) ByCode(ctx context.Context, merchantID int64, code string) (*models.Store, error) {
-	var st models.Store
-	err := s.db.WithContext(ctx).Where("merchant_id = ? AND code = ?", merchantID, code).Take(&st).Error
+	st, err := models.StoreByCode(s.db.WithContext(ctx), merchantID, code)
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, notFoundf("store %s not found", code)
 	}
-	return &st, err
+	return st, err
 }
