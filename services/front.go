@@ -151,7 +151,7 @@ func (f *redisFront) claim(ctx context.Context, req *request) (taken, bool, func
 	}
 	if first {
 		f.n.misses.Add(1)
-		return taken{}, false, func(flow *models.RedemptionFlow, err error) { f.finish(ctx, key, flow, err) }
+		return taken{}, false, func(flow *models.RedemptionFlow, err error) { f.finish(ctx, req, key, flow, err) }
 	}
 	return f.await(ctx, req, key)
 }
@@ -222,8 +222,10 @@ func (f *redisFront) replay(ctx context.Context, req *request, v string) (taken,
 
 // finish publishes the first request's answer under its key: a final flow
 // for replays, anything else (PROCESSING, an error) as "ask the database".
-// The client may be gone; the answer is published all the same.
-func (f *redisFront) finish(ctx context.Context, key string, flow *models.RedemptionFlow, err error) {
+// A success also marks the coupon taken for good: on the two-transaction
+// path the take itself saw it only REDEEMING. The client may be gone; the
+// answer is published all the same.
+func (f *redisFront) finish(ctx context.Context, req *request, key string, flow *models.RedemptionFlow, err error) {
 	ctx = context.WithoutCancel(ctx)
 	v, ttl := requestAskDB, f.lockTTL
 	if err == nil && flow != nil && final(flow.Status) {
@@ -232,6 +234,16 @@ func (f *redisFront) finish(ctx context.Context, key string, flow *models.Redemp
 	}
 	if err := f.cache.Set(ctx, key, v, ttl); err != nil {
 		f.failed(ctx, "publish answer", err)
+	}
+	if err == nil && flow != nil && flow.Status == models.FlowSucceeded {
+		f.mark(ctx, req, models.CouponRedeemed)
+	}
+}
+
+// mark marks req's coupon taken for good, seen in status st.
+func (f *redisFront) mark(ctx context.Context, req *request, st models.CouponStatus) {
+	if err := f.cache.Set(ctx, takenKey(req.actor.MerchantID, req.code), string(st), markerTTL); err != nil {
+		f.failed(ctx, "mark coupon taken", err)
 	}
 }
 
@@ -289,9 +301,7 @@ func (h hotTake) take(ctx context.Context, req *request) taken {
 	}
 	out := h.inner.take(ctx, req)
 	if news := newsOf(out); news.taken != nil {
-		if err := f.cache.Set(context.WithoutCancel(ctx), takenKey(req.actor.MerchantID, req.code), string(news.taken.status), markerTTL); err != nil {
-			f.failed(ctx, "mark coupon taken", err)
-		}
+		f.mark(context.WithoutCancel(ctx), req, news.taken.status)
 	}
 	if won {
 		if err := f.cache.DelIf(context.WithoutCancel(ctx), lock, token); err != nil {
