@@ -42,8 +42,9 @@ type RedisStats struct {
 	Waits int64
 	// Errors: Redis calls that failed.
 	Errors int64
-	// Fallbacks: requests that went on as if Redis were off: after an error,
-	// a cached answer the database contradicted, or a wait that ran out.
+	// Fallbacks: steps of a request that went on as if Redis were off: after
+	// an error, a cached answer or marker the database contradicted, or a
+	// wait that ran out. With Redis down a request counts several.
 	Fallbacks int64
 }
 
@@ -132,9 +133,14 @@ func (f *redisFront) stats() RedisStats {
 }
 
 // failed logs and counts a Redis error; the caller goes on without Redis.
-func (f *redisFront) failed(ctx context.Context, what string, err error) {
+// An error in a step that decides how the request goes on (claim, wait,
+// marker, lock) is also a fallback; failing to publish what a finished
+// request learned is not.
+func (f *redisFront) failed(ctx context.Context, what string, err error, fallback bool) {
 	f.n.errors.Add(1)
-	f.n.fallbacks.Add(1)
+	if fallback {
+		f.n.fallbacks.Add(1)
+	}
 	f.s.hooks.log.WarnContext(ctx, "redis: "+what+", going on without it", "err", err)
 }
 
@@ -146,7 +152,7 @@ func (f *redisFront) claim(ctx context.Context, req *request) (taken, bool, func
 	key := requestKey(req.actor.MerchantID, req.op, req.in.RequestID)
 	first, err := f.cache.SetNX(ctx, key, requestRunning, f.lockTTL)
 	if err != nil {
-		f.failed(ctx, "claim request id", err)
+		f.failed(ctx, "claim request id", err, true)
 		return runs()
 	}
 	if first {
@@ -167,7 +173,7 @@ func (f *redisFront) await(ctx context.Context, req *request, key string) (taken
 		v, ok, err := f.cache.Get(ctx, key)
 		switch {
 		case err != nil:
-			f.failed(ctx, "read request id", err)
+			f.failed(ctx, "read request id", err, true)
 			return runs()
 		case !ok || v == requestAskDB:
 			f.n.misses.Add(1)
@@ -233,7 +239,7 @@ func (f *redisFront) finish(ctx context.Context, req *request, key string, flow 
 		v, ttl = string(b), answerTTL
 	}
 	if err := f.cache.Set(ctx, key, v, ttl); err != nil {
-		f.failed(ctx, "publish answer", err)
+		f.failed(ctx, "publish answer", err, false)
 	}
 	if err == nil && flow != nil && flow.Status == models.FlowSucceeded {
 		f.mark(ctx, req, models.CouponRedeemed)
@@ -243,7 +249,7 @@ func (f *redisFront) finish(ctx context.Context, req *request, key string, flow 
 // mark marks req's coupon taken for good, seen in status st.
 func (f *redisFront) mark(ctx context.Context, req *request, st models.CouponStatus) {
 	if err := f.cache.Set(ctx, takenKey(req.actor.MerchantID, req.code), string(st), markerTTL); err != nil {
-		f.failed(ctx, "mark coupon taken", err)
+		f.failed(ctx, "mark coupon taken", err, false)
 	}
 }
 
@@ -273,7 +279,7 @@ func (h hotTake) take(ctx context.Context, req *request) taken {
 	token := lockToken()
 	won, err := f.cache.SetNX(ctx, lock, token, takeLockTTL)
 	if err != nil {
-		f.failed(ctx, "lock coupon", err)
+		f.failed(ctx, "lock coupon", err, true)
 	}
 	if err == nil && !won {
 		// Another replica is taking this coupon: wait for the marker it may
@@ -294,7 +300,7 @@ func (h hotTake) take(ctx context.Context, req *request) taken {
 				return h.rejectMarked(ctx, req)
 			}
 			if won, err = f.cache.SetNX(ctx, lock, token, takeLockTTL); err != nil {
-				f.failed(ctx, "lock coupon", err)
+				f.failed(ctx, "lock coupon", err, true)
 				break
 			}
 		}
@@ -305,7 +311,7 @@ func (h hotTake) take(ctx context.Context, req *request) taken {
 	}
 	if won {
 		if err := f.cache.DelIf(context.WithoutCancel(ctx), lock, token); err != nil {
-			f.failed(ctx, "unlock coupon", err)
+			f.failed(ctx, "unlock coupon", err, false)
 		}
 	}
 	return out
@@ -315,7 +321,7 @@ func (h hotTake) take(ctx context.Context, req *request) taken {
 func (f *redisFront) marked(ctx context.Context, req *request) bool {
 	_, ok, err := f.cache.Get(ctx, takenKey(req.actor.MerchantID, req.code))
 	if err != nil {
-		f.failed(ctx, "read coupon marker", err)
+		f.failed(ctx, "read coupon marker", err, true)
 		return false
 	}
 	return ok

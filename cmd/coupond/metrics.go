@@ -74,7 +74,7 @@ func newMetrics(db *gorm.DB, svc func() *services.Services) (*metrics, error) {
 			func(r services.RedisStats) int64 { return r.Waits }),
 		redis("errors", "Redis calls that failed; each request went on without Redis.",
 			func(r services.RedisStats) int64 { return r.Errors }),
-		redis("fallbacks", "Requests that went on as if Redis were off: after an error, a cached answer the database contradicted, or a wait that ran out.",
+		redis("fallbacks", "Steps of redeem and reserve requests that went on as if Redis were off: after a Redis error, a cached answer or marker the database contradicted, or a wait that ran out.",
 			func(r services.RedisStats) int64 { return r.Fallbacks }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "coupond_http_open_connections",
 			Help: "HTTP connections open now, active or idle; each holds buffers and a goroutine."},
