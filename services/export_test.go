@@ -207,3 +207,10 @@ func HoldGate(r *Redemptions) (release func()) {
 		}
 	}
 }
+
+// RequestKey and TakenKey are the Redis keys of a request id and of a
+// coupon's taken-for-good marker, for tests that read or plant them.
+var (
+	RequestKey = requestKey
+	TakenKey   = takenKey
+)

@@ -44,6 +44,10 @@ type Redemptions struct {
 	// lines lines up concurrent requests for one coupon (see couponLines);
 	// nil runs every request on its own.
 	lines *couponLines
+	// front answers duplicates and spares the database hot coupons' takes
+	// across replicas when there is Redis (redisFront); otherwise it only
+	// runs the take in its line (noFront).
+	front front
 	hooks hooks
 }
 
@@ -66,7 +70,8 @@ type hooks struct {
 // coupond's orders table, on PostgreSQL, one statement does everything; with
 // any adapter whose orders live in coupond's database, one transaction; with
 // an adapter outside the database, a reserve transaction, then the adapter,
-// then a settle transaction.
+// then a settle transaction. With a Cache (Redis), a front shared by the
+// replicas stands before the database (redisFront).
 func newRedemptions(db *gorm.DB, o Options, campaigns *Campaigns) *Redemptions {
 	s := &Redemptions{db: db, now: o.Now, holdTimeout: o.HoldTimeout, campaigns: campaigns,
 		adapter: adapter{Fulfiller: o.Fulfiller, timeout: o.FulfilTimeout}, limits: newRateLimits(o.Limits, o.Now),
@@ -86,6 +91,10 @@ func newRedemptions(db *gorm.DB, o Options, campaigns *Campaigns) *Redemptions {
 	}
 	if !o.NoCouponLines {
 		s.lines = newCouponLines(s.rejectTaken)
+	}
+	s.front = noFront{lines: s.lines}
+	if o.Cache != nil {
+		s.front = newRedisFront(s, o.Cache, o.HoldTimeout, o.FulfilTimeout)
 	}
 	return s
 }
@@ -110,7 +119,12 @@ func (s *Redemptions) Redeem(ctx context.Context, actor Actor, in RedeemInput) (
 	if err != nil {
 		return nil, err
 	}
-	t := s.lines.take(ctx, req, s.oneShot)
+	dup, answered, done := s.front.claim(ctx, req)
+	if answered {
+		return dup.flow, dup.err
+	}
+	defer func() { done(flow, err) }()
+	t := s.front.take(ctx, req, s.oneShot)
 	switch {
 	case t.err != nil || !t.fresh:
 		return t.flow, t.err
@@ -175,7 +189,12 @@ func (s *Redemptions) Reserve(ctx context.Context, actor Actor, in RedeemInput) 
 	if err != nil {
 		return nil, err
 	}
-	t := s.lines.take(ctx, req, s.reserve)
+	dup, answered, done := s.front.claim(ctx, req)
+	if answered {
+		return dup.flow, dup.err
+	}
+	defer func() { done(flow, err) }()
+	t := s.front.take(ctx, req, s.reserve)
 	return t.flow, t.err
 }
 
@@ -292,6 +311,9 @@ func (s *Redemptions) observed(op models.Operation, start time.Time, flow *model
 	}
 	s.hooks.observe(op, outcome, time.Since(start))
 }
+
+// RedisStats counts what the Redis front did; all zero without Redis.
+func (s *Redemptions) RedisStats() RedisStats { return s.front.stats() }
 
 // crashAt calls the CrashPoint hook, if any.
 func (s *Redemptions) crashAt(point CrashPoint, redeemNo string) {

@@ -43,6 +43,11 @@ type Options struct {
 	// request (the flow status, or the error code) and how long it took, for
 	// metrics.
 	OnRedemption func(op models.Operation, outcome string, took time.Duration)
+	// Cache, if set, is Redis shared by the replicas: it answers duplicate
+	// request ids and hot coupons' scans before they reach the database (see
+	// redisFront). Nothing in it decides an answer, and any error of it is
+	// logged, counted (Redemptions.RedisStats) and otherwise ignored.
+	Cache Cache
 	// NoCouponLines runs every reserve request on its own, even when another
 	// request of this process is working on the same coupon (see
 	// couponLines): concurrent requests then race at the database, as they do

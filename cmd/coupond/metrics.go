@@ -48,6 +48,10 @@ func newMetrics(db *gorm.DB, svc func() *services.Services) (*metrics, error) {
 			return pick(n, oldest)
 		}
 	}
+	redis := func(name, help string, pick func(services.RedisStats) int64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "coupond_redis_" + name + "_total", Help: help},
+			func() float64 { return float64(pick(svc().Redemptions.RedisStats())) })
+	}
 	sqlDB, err := db.DB()
 	if err != nil {
 		return nil, err
@@ -62,6 +66,16 @@ func newMetrics(db *gorm.DB, svc func() *services.Services) (*metrics, error) {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "coupond_redemptions_coalesced_total",
 			Help: "Redeem and reserve requests answered in their coupon's line behind an earlier request for it, instead of each asking the database: rejected in a batch because the coupon was taken for good, or given the known answer of their request id."},
 			func() float64 { return float64(svc().Redemptions.Coalesced()) }),
+		redis("hits", "Redeem and reserve requests Redis helped answer: duplicates that read their first flow instead of running, scans of a coupon marked taken for good.",
+			func(r services.RedisStats) int64 { return r.Hits }),
+		redis("misses", "Redis look-ups that found nothing to use (a fresh request id, a duplicate sent to the database).",
+			func(r services.RedisStats) int64 { return r.Misses }),
+		redis("waits", "Requests that waited through Redis for another: a duplicate for the first request of its id, a take for another replica's take of its coupon.",
+			func(r services.RedisStats) int64 { return r.Waits }),
+		redis("errors", "Redis calls that failed; each request went on without Redis.",
+			func(r services.RedisStats) int64 { return r.Errors }),
+		redis("fallbacks", "Steps of redeem and reserve requests that went on as if Redis were off: after a Redis error, a cached answer or marker the database contradicted, or a wait that ran out.",
+			func(r services.RedisStats) int64 { return r.Fallbacks }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "coupond_http_open_connections",
 			Help: "HTTP connections open now, active or idle; each holds buffers and a goroutine."},
 			func() float64 { return float64(m.conns.Load()) }),

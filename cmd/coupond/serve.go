@@ -48,6 +48,7 @@ type serveConfig struct {
 	debugAddr       string
 	maxInflight     int
 	inflightWait    time.Duration
+	redisURL        string
 	// optionHooks apply the flags of serveFlagHooks to the services' options.
 	optionHooks []func(*services.Options) error
 }
@@ -81,6 +82,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	grace := fs.Duration("shutdown-grace", 20*time.Second, "how long to drain requests on shutdown")
 	maxInflight := fs.Int("max-inflight", 512, "GraphQL requests served at once; as many more wait for a slot up to --max-inflight-wait, then get 503 OVERLOADED (0: no limit)")
 	inflightWait := fs.Duration("max-inflight-wait", time.Second, "how long a GraphQL request over --max-inflight waits for a slot before 503 OVERLOADED")
+	redisURL := fs.String("redis-url", "", "Redis shared by the replicas, e.g. redis://127.0.0.1:6379/0: answers duplicate request ids and hot coupons' scans before the database (off when empty; the database decides either way)")
 	var hooks []func(*services.Options) error
 	for _, h := range serveFlagHooks {
 		hooks = append(hooks, h(fs))
@@ -92,7 +94,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fulfilTimeout: *fulfil, compensateEvery: *every, expireEvery: *expireEvery, jobs: *runJobs, webhookURL: *whURL, webhookSecret: *whSecret,
 		limitTokenRPS: *tokenRPS, limitStoreRPS: *storeRPS, limitLookups: *lookups, maxConns: *maxConns,
 		logLevel: *level, shutdownGrace: *grace, tokenCacheTTL: *tokenTTL, debugAddr: *debugAddr,
-		maxInflight: *maxInflight, inflightWait: *inflightWait, optionHooks: hooks}
+		maxInflight: *maxInflight, inflightWait: *inflightWait, redisURL: *redisURL, optionHooks: hooks}
 	if c.webhookURL != "" && c.webhookSecret == "" {
 		return errors.New("--webhook-url needs --webhook-secret")
 	}
@@ -132,6 +134,14 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 	}
 	opts := services.Options{HoldTimeout: c.holdTimeout, FulfilTimeout: c.fulfilTimeout, CompensateEvery: c.compensateEvery,
 		Logger: log, Limits: c.limits(), OnRedemption: m.observeRedemption, TokenCacheTTL: c.tokenCacheTTL}
+	if c.redisURL != "" {
+		cache, err := openRedis(ctx, c.redisURL, log)
+		if err != nil {
+			return err
+		}
+		defer cache.Close()
+		opts.Cache = cache
+	}
 	if c.webhookURL != "" {
 		wh, err := services.NewWebhookFulfiller(services.WebhookConfig{URL: c.webhookURL, Secret: []byte(c.webhookSecret)})
 		if err != nil {
@@ -207,6 +217,22 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// openRedis connects to the Redis at url. A malformed URL is an error; a
+// Redis that does not answer now is only a warning, since the client
+// connects on use and coupond answers correctly without it meanwhile.
+func openRedis(ctx context.Context, url string, log *slog.Logger) (services.Cache, error) {
+	cache, err := services.NewRedisCache(url)
+	if err != nil {
+		return nil, fmt.Errorf("--redis-url: %w", err)
+	}
+	if err := services.PingCache(ctx, cache); err != nil {
+		log.Warn("redis unreachable; serving without it until it answers", "err", err)
+	} else {
+		log.Info("redis connected")
+	}
+	return cache, nil
 }
 
 // serveDebug serves net/http/pprof on its own listener, apart from the API, so

@@ -77,10 +77,10 @@ func TestImportDirection(t *testing.T) {
 			}
 		}
 		// The transports, their authentication and jobs go through services,
-		// never GORM.
+		// never GORM or Redis.
 		if underAny(p.ImportPath, "coupond/graph", "coupond/httpapi", "coupond/authn", "coupond/jobs") {
 			for _, imp := range p.Imports {
-				if under(imp, "gorm.io/gorm") || under(imp, "coupond/internal/testdb") {
+				if underAny(imp, "gorm.io/gorm", "coupond/internal/testdb", "github.com/redis/go-redis/v9") {
 					t.Errorf("%s imports %s: go through services", p.ImportPath, imp)
 				}
 			}
@@ -107,6 +107,15 @@ func TestImportDirection(t *testing.T) {
 			for _, d := range p.Deps {
 				if under(d, "coupond") {
 					t.Errorf("%s depends on %s: it must import nothing of coupond", p.ImportPath, d)
+				}
+			}
+		}
+		// Of coupond's code, only services (its Cache) and the Redis test
+		// helper speak to Redis.
+		if !underAny(p.ImportPath, "coupond/services", "coupond/internal/testredis") {
+			for _, imp := range p.Imports {
+				if under(imp, "github.com/redis/go-redis/v9") {
+					t.Errorf("%s imports %s: only services may", p.ImportPath, imp)
 				}
 			}
 		}
