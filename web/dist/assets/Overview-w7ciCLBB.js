@@ -1,4 +1,4 @@
-import{r as e}from"./rolldown-runtime-XKyaHtl9.js";import{C as t,Ct as n,E as r,L as i,O as a,T as o,b as s,d as c,ft as l,h as u,i as d,k as f,l as p,m,n as h,t as g,u as _,v,y}from"./Badge-D0kB0cvR.js";import{a as b,i as x,n as S,o as C,p as w,r as T,t as E}from"./BarChart-Bx3r2el8.js";import{t as D}from"./index-DPUhbV43.js";var O=e(n(),1),k=f(),A=r(`
+import{r as e}from"./rolldown-runtime-XKyaHtl9.js";import{C as t,Ct as n,E as r,L as i,O as a,T as o,b as s,d as c,ft as l,h as u,i as d,k as f,l as p,m,n as h,t as g,u as _,v,y}from"./Badge-DE0h4NRc.js";import{a as b,i as x,n as S,o as C,p as w,r as T,t as E}from"./BarChart-wH5cb-z-.js";import{t as D}from"./index-CGbmIdSx.js";var O=e(n(),1),k=f(),A=r(`
   query WeekByHour($from: Time!, $to: Time!) {
     redemptionsByHour(from: $from, to: $to) {
       hour
