@@ -1,5 +1,5 @@
 import { createColumnHelper } from '@tanstack/react-table';
-import { useMemo, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { Link, useLocation } from 'react-router';
 import { useMutation, useQuery, type CombinedError } from 'urql';
 import { useAuth } from '../app/auth';
@@ -317,7 +317,11 @@ export function CampaignsPage() {
   const pager = useCursorPager('all');
   const [res, reexecute] = useQuery({ query: CampaignsDocument, variables: { first: PAGE, after: pager.after } });
   const [issuing, setIssuing] = useState<Row | null>(null);
-  const [editingId, setEditingId] = useState<string | null>(null);
+  // The edit form keeps the campaign as it was when opened, version included:
+  // a refresh of the list must not move the version under the person editing.
+  // Only Reload takes the current version (and values) into the form.
+  const [editing, setEditing] = useState<Row | null>(null);
+  const [reloading, setReloading] = useState<{ id: string; before: unknown } | null>(null);
   const [note, setNote] = useState<{ kind: 'success' | 'error'; text: string } | null>(null);
   const [problem, setProblem] = useState<Problem | null>(null);
   const [downloading, setDownloading] = useState<string | null>(null);
@@ -329,6 +333,7 @@ export function CampaignsPage() {
 
   function reload() {
     setProblem(null);
+    if (editing) setReloading({ id: editing.id, before: res.data });
     reexecute({ requestPolicy: 'network-only' });
   }
 
@@ -432,7 +437,7 @@ export function CampaignsPage() {
             )}
             {role === 'ADMIN' && c.row.original.state !== 'ENDED' && (
               <>
-                <button type="button" className="btn btn-small" data-testid="edit-campaign-open" onClick={() => { setIssuing(null); setEditingId(c.row.original.id); }}>
+                <button type="button" className="btn btn-small" data-testid="edit-campaign-open" onClick={() => { setIssuing(null); setEditing(c.row.original); }}>
                   {t('campaigns.edit')}
                 </button>
                 {c.row.original.state === 'ACTIVE' ? (
@@ -468,7 +473,13 @@ export function CampaignsPage() {
   );
   const rows = res.data?.campaigns.edges.map((e) => e.node);
   const pageInfo = res.data?.campaigns.pageInfo;
-  const editing = editingId ? rows?.find((r) => r.id === editingId) : undefined;
+  useEffect(() => {
+    // Wait for the answer of the reload, not the list on screen when it was asked for.
+    if (!reloading || res.fetching || res.data === reloading.before) return;
+    const fresh = res.data?.campaigns.edges.find((e) => e.node.id === reloading.id)?.node;
+    setReloading(null);
+    setEditing(fresh && fresh.state !== 'ENDED' ? fresh : null);
+  }, [reloading, res.data, res.fetching]);
   return (
     <>
       <PageHeader
@@ -490,10 +501,10 @@ export function CampaignsPage() {
         <EditPanel
           key={`${editing.id}@${editing.version}`}
           campaign={editing}
-          onClose={() => setEditingId(null)}
+          onClose={() => setEditing(null)}
           onReload={reload}
           onSaved={(text) => {
-            setEditingId(null);
+            setEditing(null);
             setNote({ kind: 'success', text });
           }}
         />
