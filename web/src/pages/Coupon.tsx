@@ -255,8 +255,17 @@ export function CouponPage() {
       rcol.accessor((r) => r.store.name, { id: 'store', header: t('common.store'), meta: { className: 'col-store' } }),
       rcol.accessor('orderAmount', { header: t('flow.orderAmount'), cell: (c) => fmt.money(c.getValue()), meta: { className: 'num' } }),
       rcol.accessor('discountAmount', { header: t('flow.discount'), cell: (c) => fmt.money(c.getValue()), meta: { className: 'num' } }),
-      rcol.accessor('createdAt', { header: t('flow.created'), cell: (c) => <span className="nowrap">{fmt.dateTime(c.getValue())}</span> }),
-      rcol.accessor('operator', { header: t('flow.operator'), cell: (c) => <OperatorName operator={c.getValue()} /> }),
+      rcol.accessor('createdAt', {
+        header: `${t('flow.created')} · ${t('flow.operator')}`,
+        cell: (c) => (
+          <div>
+            <span className="nowrap">{fmt.dateTime(c.getValue())}</span>
+            <div className="cell-note">
+              <OperatorName operator={c.row.original.operator} />
+            </div>
+          </div>
+        ),
+      }),
       rcol.display({
         id: 'refund',
         header: t('flow.refund'),
@@ -290,8 +299,17 @@ export function CouponPage() {
         header: t('flow.reissued'),
         cell: (c) => (c.getValue() ? <Link className="mono link" to={`/coupons/${c.getValue()}`}>{formatCouponCode(c.getValue()!)}</Link> : '—'),
       }),
-      fcol.accessor('createdAt', { header: t('flow.created'), cell: (c) => <span className="nowrap">{fmt.dateTime(c.getValue())}</span> }),
-      fcol.accessor('operator', { header: t('flow.operator'), cell: (c) => <OperatorName operator={c.getValue()} /> }),
+      fcol.accessor('createdAt', {
+        header: `${t('flow.created')} · ${t('flow.operator')}`,
+        cell: (c) => (
+          <div>
+            <span className="nowrap">{fmt.dateTime(c.getValue())}</span>
+            <div className="cell-note">
+              <OperatorName operator={c.row.original.operator} />
+            </div>
+          </div>
+        ),
+      }),
       fcol.accessor('requestId', { header: t('flow.requestId'), cell: (c) => <code className="small nowrap">{c.getValue()}</code> }),
     ],
     [t, fmt],
