@@ -189,9 +189,27 @@ async function main() {
     await row.locator('button[data-testid^=issue-]').click();
     const form = page.getByTestId('issue-form');
     await form.locator('input[name=count]').fill('20');
+    // The first answer is lost on the way back: the retry must resend the same
+    // request id, so the server replays the batch instead of issuing 20 more.
+    const ids = [];
+    await page.route('**/graphql', async (route) => {
+      const body = route.request().postData() ?? '';
+      if (body.includes('mutation IssueCoupons')) {
+        ids.push(JSON.parse(body).variables.input.requestId);
+        if (ids.length === 1) {
+          await route.fetch();
+          return route.abort('connectionreset');
+        }
+      }
+      return route.continue();
+    });
+    await form.locator('button[type=submit]').click();
+    await form.locator('button[type=submit]', { hasText: 'Retry (same request)' }).waitFor();
     await form.locator('button[type=submit]').click();
     const codes = page.getByTestId('issued-codes');
     await codes.waitFor();
+    await page.unroute('**/graphql');
+    if (ids.length !== 2 || ids[0] !== ids[1] || !/^web-[0-9a-f]{32}$/.test(ids[0])) throw new Error(`issueCoupons request ids ${JSON.stringify(ids)}`);
     code = ((await codes.locator('a').first().getAttribute('href')) ?? '').split('/').pop();
     code2 = ((await codes.locator('a').nth(1).getAttribute('href')) ?? '').split('/').pop();
     code3 = ((await codes.locator('a').nth(2).getAttribute('href')) ?? '').split('/').pop();

@@ -31,7 +31,11 @@ export function useIdempotentMutation<Data, Variables extends AnyVariables>(doc:
     },
     [mutate],
   );
-  /** pendingKey is the key of the open attempt, if any, so a form can tell whether its retry still applies. */
-  const pendingKey = () => (canRetry(attempt.current) ? attempt.current!.key : null);
-  return { fetching, run, retry, pendingKey };
+  /**
+   * clearRetry is for a form whose fields changed: the button stops offering a
+   * retry. The open attempt stays: submitting the same fields again still
+   * resends its id, other fields get a new one.
+   */
+  const clearRetry = useCallback(() => setRetry(false), []);
+  return { fetching, run, retry, clearRetry };
 }

@@ -130,7 +130,8 @@ function IssuePanel({ campaign, onClose }: { campaign: Row; onClose: () => void 
   const [count, setCount] = useState('100');
   const [customers, setCustomers] = useState('');
   const [outcome, setOutcome] = useState<{ ok?: IssueCouponsMutation['issueCoupons']; error?: string } | null>(null);
-  const { fetching, run, retry } = useIdempotentMutation(IssueCouponsDocument);
+  const { fetching, run, retry, clearRetry } = useIdempotentMutation(IssueCouponsDocument);
+  useEffect(clearRetry, [count, customers, clearRetry]);
   const remaining = campaign.totalQuantity - campaign.issued;
 
   async function submit(e: React.FormEvent) {

@@ -1,5 +1,5 @@
 import { createColumnHelper } from '@tanstack/react-table';
-import { useMemo, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { useQuery } from 'urql';
 import { useIdempotentMutation } from '../app/idempotent';
@@ -184,7 +184,8 @@ function VoidPanel({ code, onVoided }: { code: string; onVoided: () => void }) {
   const errorText = useErrorText();
   const [reason, setReason] = useState('');
   const [problem, setProblem] = useState<string | null>(null);
-  const { fetching, run, retry } = useIdempotentMutation(VoidCouponDocument);
+  const { fetching, run, retry, clearRetry } = useIdempotentMutation(VoidCouponDocument);
+  useEffect(clearRetry, [reason, clearRetry]);
   const r = reason.trim();
   const valid = r.length > 0 && r.length <= 500;
 

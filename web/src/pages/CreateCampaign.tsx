@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { useI18n } from '../app/i18n';
 import { useIdempotentMutation } from '../app/idempotent';
@@ -104,7 +104,8 @@ export function CreateCampaignPage() {
   }));
   const [errors, setErrors] = useState<Errors>({});
   const [serverError, setServerError] = useState<string | null>(null);
-  const { fetching, run, retry } = useIdempotentMutation(CreateCampaignDocument);
+  const { fetching, run, retry, clearRetry } = useIdempotentMutation(CreateCampaignDocument);
+  useEffect(clearRetry, [form, clearRetry]);
   const set = <K extends keyof Form>(k: K, v: Form[K]) => setForm((f) => ({ ...f, [k]: v }));
   const err = (k: keyof Form) => (errors[k] ? t(errors[k]!) : undefined);
 

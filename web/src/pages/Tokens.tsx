@@ -1,5 +1,5 @@
 import { createColumnHelper } from '@tanstack/react-table';
-import { useMemo, useRef, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { useI18n } from '../app/i18n';
 import { useIdempotentMutation } from '../app/idempotent';
@@ -144,7 +144,8 @@ function CreateTokenForm({ onCreated }: { onCreated: (name: string, secret: stri
   const [storeIds, setStoreIds] = useState<string[]>([]);
   const [expires, setExpires] = useState('');
   const [problem, setProblem] = useState<string | null>(null);
-  const { fetching, run, retry, pendingKey } = useIdempotentMutation(CreateTokenDocument);
+  const { fetching, run, retry, clearRetry } = useIdempotentMutation(CreateTokenDocument);
+  useEffect(clearRetry, [name, role, storeIds, expires, clearRetry]);
 
   async function submit(e: React.FormEvent) {
     e.preventDefault();
@@ -172,7 +173,7 @@ function CreateTokenForm({ onCreated }: { onCreated: (name: string, secret: stri
       setStoreIds([]);
     } else setProblem(errorText(res.error));
   }
-  const showRetry = retry && pendingKey() !== null;
+  const showRetry = retry;
 
   return (
     <form className="form-grid" onSubmit={submit} data-testid="create-token" noValidate>
