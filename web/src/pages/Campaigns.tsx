@@ -342,6 +342,7 @@ export function CampaignsPage() {
   async function act(c: Row, action: 'pause' | 'resume' | 'end') {
     setNote(null);
     setProblem(null);
+    if (action !== 'resume' && issuing?.id === c.id) setIssuing(null); // a paused or ended campaign issues nothing
     const vars = { input: { id: c.id, version: c.version } };
     const ctx = { additionalTypenames: ['Campaign'] };
     const res = action === 'pause' ? await pause(vars, ctx) : action === 'resume' ? await resume(vars, ctx) : await end(vars, ctx);
@@ -470,7 +471,7 @@ export function CampaignsPage() {
       }),
     ],
     // eslint-disable-next-line react-hooks/exhaustive-deps
-    [t, fmt, role, downloading, worth, locale, changing],
+    [t, fmt, role, downloading, worth, locale, changing, issuing],
   );
   const rows = res.data?.campaigns.edges.map((e) => e.node);
   const pageInfo = res.data?.campaigns.pageInfo;
