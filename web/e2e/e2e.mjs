@@ -114,6 +114,16 @@ async function signOut(page) {
   await page.getByTestId('sign-in').waitFor();
 }
 
+/** gql sends one GraphQL request with a token, as another client of the API would. */
+async function gql(base, token, query, variables = {}) {
+  const res = await fetch(`${base}/graphql`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+    body: JSON.stringify({ query, variables }),
+  });
+  return res.json();
+}
+
 function expectText(actual, re, what) {
   if (!re.test(actual)) throw new Error(`${what}: expected ${re}, got ${JSON.stringify(actual.slice(0, 300))}`);
 }
@@ -136,6 +146,9 @@ async function main() {
   let code = '';
   let code2 = '';
   let code3 = '';
+  let code4 = '';
+  let code5 = '';
+  let campaignId = '';
   let redeemNo = '';
 
   await step('sign-in screen rejects a bad token', async () => {
@@ -176,12 +189,33 @@ async function main() {
     await row.locator('button[data-testid^=issue-]').click();
     const form = page.getByTestId('issue-form');
     await form.locator('input[name=count]').fill('20');
+    // The first answer is lost on the way back: the retry must resend the same
+    // request id, so the server replays the batch instead of issuing 20 more.
+    const ids = [];
+    await page.route('**/graphql', async (route) => {
+      const body = route.request().postData() ?? '';
+      if (body.includes('mutation IssueCoupons')) {
+        ids.push(JSON.parse(body).variables.input.requestId);
+        if (ids.length === 1) {
+          await route.fetch();
+          return route.abort('connectionreset');
+        }
+      }
+      return route.continue();
+    });
+    await form.locator('button[type=submit]').click();
+    await form.locator('button[type=submit]', { hasText: 'Retry (same request)' }).waitFor();
     await form.locator('button[type=submit]').click();
     const codes = page.getByTestId('issued-codes');
     await codes.waitFor();
+    await page.unroute('**/graphql');
+    if (ids.length !== 2 || ids[0] !== ids[1] || !/^web-[0-9a-f]{32}$/.test(ids[0])) throw new Error(`issueCoupons request ids ${JSON.stringify(ids)}`);
     code = ((await codes.locator('a').first().getAttribute('href')) ?? '').split('/').pop();
     code2 = ((await codes.locator('a').nth(1).getAttribute('href')) ?? '').split('/').pop();
     code3 = ((await codes.locator('a').nth(2).getAttribute('href')) ?? '').split('/').pop();
+    code4 = ((await codes.locator('a').nth(3).getAttribute('href')) ?? '').split('/').pop();
+    code5 = ((await codes.locator('a').nth(4).getAttribute('href')) ?? '').split('/').pop();
+    campaignId = ((await row.locator('button[data-testid^=issue-]').getAttribute('data-testid')) ?? '').replace('issue-', '');
     if (!/^[0-9A-Z]{13}$/.test(code)) throw new Error(`no issued code, got ${code}`);
     await row.filter({ hasText: '20 / 200' }).waitFor();
     await shot(page, '05-campaign-issued');
@@ -190,6 +224,71 @@ async function main() {
     if (!csv.includes(code)) throw new Error('codes CSV lacks the issued code');
     if (csv.trim().split(/\r?\n/).length < 21) throw new Error(`codes CSV has too few lines:\n${csv.slice(0, 400)}`);
     log(`  issued ${code}; codes CSV has ${csv.trim().split(/\r?\n/).length - 1} rows`);
+  });
+
+  await step('ADMIN: pause a campaign; a clerk is told it is paused; resume it', async () => {
+    const table = page.getByTestId('campaigns-table');
+    const row = table.locator('tr', { hasText: campaignName });
+    await row.locator('.badge[data-status=ACTIVE]').waitFor();
+    const v0 = Number((await row.getByTestId('campaign-version').innerText()).replace(/\D/g, ''));
+    await row.getByTestId('pause-campaign').click();
+    await row.locator('.badge[data-status=PAUSED]').waitFor();
+    await page.locator('.alert-success', { hasText: 'paused' }).waitFor();
+    await row.getByTestId('campaign-version').filter({ hasText: String(v0 + 1) }).waitFor();
+    if (await row.locator('button[data-testid^=issue-]').count()) throw new Error('a paused campaign offers to issue coupons');
+    await shot(page, '05b-campaign-paused');
+    // A clerk in another browser tries one of its coupons.
+    const other = await browser.newContext({ locale: 'en-US', viewport: { width: 1280, height: 800 } });
+    const p = await other.newPage();
+    watch(p, 'clerk-paused');
+    await signIn(p, s.base, s.clerk);
+    await p.getByTestId('redeem-form').waitFor();
+    await p.locator('input[name=code]').fill(code4);
+    await p.locator('input[name=amount]').fill('60');
+    await p.getByTestId('quote-reject').filter({ hasText: 'campaign is paused' }).waitFor();
+    await p.getByTestId('redeem-submit').click();
+    const outcome = p.locator('[data-testid=outcome][data-status=REJECTED]');
+    await outcome.waitFor();
+    expectText(await outcome.innerText(), /campaign is paused[\s\S]*works again when the campaign resumes/, 'CAMPAIGN_PAUSED in words');
+    await shot(p, '05c-clerk-campaign-paused');
+    await other.close();
+    await row.getByTestId('resume-campaign').click();
+    await row.locator('.badge[data-status=ACTIVE]').waitFor();
+    await row.getByTestId('campaign-version').filter({ hasText: String(v0 + 2) }).waitFor();
+  });
+
+  await step('ADMIN: two edits of the same version: the second is a conflict, explained, and a reload lets it through', async () => {
+    const table = page.getByTestId('campaigns-table');
+    const row = table.locator('tr', { hasText: campaignName });
+    await row.getByTestId('edit-campaign-open').click();
+    const form = page.getByTestId('edit-campaign');
+    await form.waitFor();
+    const version = Number(await form.getAttribute('data-version'));
+    // Someone else changes the campaign at the version the page has.
+    const other = await gql(s.base, s.admin, 'mutation($input: UpdateCampaignInput!) { updateCampaign(input: $input) { version totalQuantity } }', {
+      input: { id: campaignId, version, totalQuantity: 250 },
+    });
+    if (other.errors || other.data.updateCampaign.version !== version + 1) throw new Error(`direct update: ${JSON.stringify(other)}`);
+    await form.locator('input[name=totalQuantity]').fill('300');
+    await form.getByTestId('save-campaign').click();
+    const conflict = page.getByTestId('campaign-conflict');
+    await conflict.waitFor();
+    expectText(await conflict.innerText(), /Someone changed this campaign; reload and retry[\s\S]*version \d+[\s\S]*now at version \d+/, 'conflict message');
+    await shot(page, '05d-campaign-conflict');
+    await conflict.getByTestId('campaign-reload').click();
+    const fresh = page.locator(`[data-testid=edit-campaign][data-version="${version + 1}"]`);
+    await fresh.waitFor();
+    if ((await fresh.locator('input[name=totalQuantity]').inputValue()) !== '250') throw new Error('the reloaded form does not show the other change');
+    await fresh.locator('input[name=totalQuantity]').fill('300');
+    await fresh.getByTestId('save-campaign').click();
+    await page.locator('.alert-success', { hasText: 'saved' }).waitFor();
+    await row.filter({ hasText: '20 / 300' }).waitFor();
+    // Ending asks first; cancelling leaves the campaign running.
+    await row.getByTestId('end-campaign').click();
+    await row.getByTestId('end-campaign-confirm').waitFor();
+    await shot(page, '05e-campaign-end-confirm');
+    await row.getByTestId('confirm-no').click();
+    await row.locator('.badge[data-status=ACTIVE]').waitFor();
   });
 
   await step('ADMIN: coupons list and search by code as people type it', async () => {
@@ -201,6 +300,32 @@ async function main() {
     await page.locator('.search-bar button[type=submit]').click();
     await page.getByTestId('timeline').waitFor();
     expectText(await page.locator('.page-header').innerText(), new RegExp(`${code.slice(0, 4)}-${code.slice(4, 8)}`), 'coupon page title');
+  });
+
+  await step('ADMIN: void an unused coupon, with a reason and a confirmation', async () => {
+    const ids = [];
+    await page.route('**/graphql', (route) => {
+      const body = route.request().postData() ?? '';
+      if (body.includes('mutation VoidCoupon')) ids.push(JSON.parse(body).variables.input.requestId);
+      return route.continue();
+    });
+    await page.goto(`${s.base}/coupons/${code5}`);
+    const form = page.getByTestId('void-form');
+    await form.waitFor();
+    await form.locator('input[name=reason]').fill('Code posted on a public forum');
+    await form.getByTestId('void-coupon').click();
+    await form.getByTestId('void-coupon-confirm').waitFor();
+    await shot(page, '06b-coupon-void-confirm');
+    await form.getByTestId('confirm-yes').click();
+    await page.locator('.alert-success', { hasText: 'Coupon voided' }).waitFor();
+    await page.locator('.page-header .badge[data-status=VOIDED]').waitFor();
+    await page.unroute('**/graphql');
+    if (ids.length !== 1 || !/^web-[0-9a-f]{32}$/.test(ids[0])) throw new Error(`voidCoupon request ids ${JSON.stringify(ids)}`);
+    if (await page.getByTestId('void-form').count()) throw new Error('a voided coupon still offers to void it');
+    expectText(await page.getByTestId('timeline').innerText(), /Unused[\s\S]*Voided/, 'void on the timeline');
+    await shot(page, '06c-coupon-voided');
+    await page.goto(`${s.base}/coupons?status=VOIDED`);
+    await page.getByTestId('coupons-table').locator('tr', { hasText: code5.slice(0, 4) }).locator('.badge[data-status=VOIDED]').waitFor();
     await signOut(page);
   });
 
@@ -319,7 +444,11 @@ async function main() {
 
   await step('CLERK: the redemption is in the ledger', async () => {
     await page.locator('.nav-link[data-nav="/redemptions"]').click();
-    await page.getByTestId('ledger-table').locator('tr', { hasText: redeemNo }).waitFor();
+    const ledgerRow = page.getByTestId('ledger-table').locator('tr', { hasText: redeemNo });
+    await ledgerRow.waitFor();
+    expectText(await ledgerRow.getByTestId('operator').innerText(), /demo CLERK · Store staff/, 'operator on the ledger row');
+    const paused = page.getByTestId('ledger-table').locator('tr', { hasText: code4.slice(0, 4) });
+    expectText(await paused.innerText(), /campaign is paused/, 'CAMPAIGN_PAUSED on the ledger');
     await shot(page, '12-clerk-ledger');
   });
 
@@ -328,6 +457,7 @@ async function main() {
     const timeline = page.getByTestId('timeline');
     await timeline.waitFor();
     expectText(await timeline.innerText(), /Redeeming[\s\S]*Redeemed/, 'timeline before refund');
+    expectText(await timeline.innerText(), /Redeemed[\s\S]*demo CLERK · Store staff/, 'operator on the timeline');
     await shot(page, '13-coupon-timeline');
     const row = page.getByTestId('coupon-redemptions').locator('tr', { hasText: redeemNo });
     await row.getByTestId('refund-form').locator('input[type=text]').fill('customer changed their mind');
@@ -358,12 +488,77 @@ async function main() {
     if (!hasFindings) await signOut(page);
   });
 
+  await step('ADMIN: create a token, see its secret once, use it, revoke it', async () => {
+    await page.locator('.nav-link[data-nav="/tokens"]').click();
+    await page.getByTestId('tokens-table').locator('tbody tr').first().waitFor();
+    await page.getByTestId('new-token').click();
+    const form = page.getByTestId('create-token');
+    const tokenName = `e2e tablet ${Date.now() % 100000}`;
+    await form.locator('input[name=name]').fill(tokenName);
+    await form.locator('select[name=role]').selectOption('CLERK');
+    await form.locator('input[name=store]').first().check();
+    await shot(page, '15b-token-new');
+    await form.getByTestId('create-token-submit').click();
+    const panel = page.getByTestId('token-secret');
+    await panel.waitFor();
+    expectText(await panel.innerText(), /will not be shown again/, 'secret warning');
+    const secret = await panel.getByTestId('token-secret-value').inputValue();
+    if (!/^cpd_\S{20,}$/.test(secret)) throw new Error(`secret looks wrong: ${secret.slice(0, 8)}…`);
+    await panel.getByTestId('copy-secret').click();
+    await panel.getByTestId('copy-secret').filter({ hasText: 'Copied' }).waitFor();
+    await shot(page, '15c-token-secret');
+    const viewer = await gql(s.base, secret, '{ viewer { role storeIds } }');
+    if (viewer.data?.viewer.role !== 'CLERK' || viewer.data.viewer.storeIds.length !== 1) throw new Error(`new token: ${JSON.stringify(viewer)}`);
+    await panel.getByTestId('secret-done').click();
+    await panel.waitFor({ state: 'detached' });
+    await page.reload();
+    const row = page.getByTestId('tokens-table').locator('tr', { hasText: tokenName });
+    await row.waitFor();
+    if ((await page.content()).includes(secret)) throw new Error('the secret is still on the page');
+    await row.getByTestId('revoke-token').click();
+    await row.getByTestId('revoke-token-confirm').waitFor();
+    await shot(page, '15d-token-revoke-confirm');
+    await row.getByTestId('confirm-yes').click();
+    await row.locator('.badge[data-status=REVOKED]').waitFor();
+    await page.locator('.alert-success', { hasText: 'revoked' }).waitFor();
+    await shot(page, '15e-tokens');
+    const after = await gql(s.base, secret, '{ viewer { role } }');
+    if (after.errors?.[0]?.extensions?.code !== 'UNAUTHENTICATED') throw new Error(`revoked token still works: ${JSON.stringify(after)}`);
+  });
+
+  await step('ADMIN: audit log, filtered by action, actor and day', async () => {
+    await page.locator('.nav-link[data-nav="/audit"]').click();
+    const table = page.getByTestId('audit-table');
+    await table.locator('tbody tr').first().waitFor();
+    expectText(await table.locator('tbody').innerText(), /token\.revoke[\s\S]*token\.create/, 'audit log of the token');
+    await page.locator('input[name=action]').fill('token.create');
+    await table.locator('tbody tr', { hasText: 'token.revoke' }).first().waitFor({ state: 'detached' });
+    const rows = table.locator('tbody tr');
+    await rows.first().waitFor();
+    const n = await rows.count();
+    for (let i = 0; i < n; i++) expectText(await rows.nth(i).innerText(), /token\.create/, `audit row ${i}`);
+    await rows.first().getByTestId('filter-actor').click();
+    await page.waitForURL(/actor=/);
+    const tz = (await gql(s.base, s.admin, '{ viewer { merchant { timezone } } }')).data.viewer.merchant.timezone;
+    const today = new Intl.DateTimeFormat('en-CA', { timeZone: tz }).format(new Date()); // YYYY-MM-DD in the merchant's zone
+    await page.locator('input[name=from]').fill(today);
+    await page.locator('input[name=to]').fill(today);
+    await page.waitForURL(/to=/);
+    await rows.first().waitFor();
+    expectText(await rows.first().innerText(), /token\.create/, 'audit filtered by actor and day');
+    await shot(page, '15f-audit-filtered');
+    await page.locator('input[name=from]').fill('2001-01-01');
+    await page.locator('input[name=to]').fill('2001-01-02');
+    await page.getByText('No audit events match these filters.').waitFor();
+  });
+
   await step('ADMIN: plant a discrepancy and run reconciliation from the Jobs page', async () => {
     if (!hasFindings) return;
     // A campaign counter edited by hand: exactly what reconciliation exists to catch.
     execFileSync('sqlite3', ['-cmd', '.timeout 10000', dbPath, 'UPDATE campaigns SET issued = issued + 1 WHERE id = (SELECT MIN(id) FROM campaigns)']);
     await page.locator('.nav-link[data-nav="/jobs"]').click();
     await page.getByTestId('run-jobs').waitFor();
+    await page.getByTestId('run-jobs').locator('button[data-job=expiry]', { hasText: 'Expiry' }).waitFor();
     await page.getByTestId('run-jobs').locator('button[data-job=reconciliation]').click();
     await page.locator('.job-outcome .alert-success').waitFor();
     await page.getByTestId('jobs-table').locator('tbody tr').first().waitFor();
@@ -394,6 +589,18 @@ async function main() {
     await form.locator('button[type=submit]').click();
     await page.locator('.finding-panel .alert-success').waitFor();
     await shot(page, '20-finance-finding-resolved');
+    // Reconciliation finds the discrepancy again (the counter is still off): the finding reopens.
+    const run = await gql(s.base, s.admin, 'mutation { runJob(input: { job: "reconciliation" }) { status } }');
+    if (run.data?.runJob.status !== 'SUCCEEDED') throw new Error(`reconciliation: ${JSON.stringify(run)}`);
+    await page.goto(`${s.base}/reconciliation`);
+    const reopened = page.getByTestId('findings-table').locator('tbody tr', { hasText: 'Reopened ×1' }).first();
+    await reopened.waitFor();
+    await reopened.getByTestId('review').click();
+    const history = page.getByTestId('finding-history');
+    await history.waitFor();
+    expectText(await history.innerText(), /Opened[\s\S]*Resolved[\s\S]*Counter edited by hand[\s\S]*Reopened/, 'finding history');
+    expectText(await page.getByTestId('finding-reopened').innerText(), /reopened 1 times/, 'reopened count');
+    await shot(page, '20b-finance-finding-reopened');
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export-xlsx').click()]);
     if (!(await download.suggestedFilename()).endsWith('.xlsx')) throw new Error('findings XLSX not downloaded');
     await page.locator('.tabs a[href="/reconciliation/statements"]').click();
@@ -413,6 +620,17 @@ async function main() {
     await page.locator('.nav-link[data-nav="/redemptions"]').click();
     await page.getByTestId('ledger-table').locator('tbody tr').first().waitFor();
     await shot(page, '23-ledger-zh');
+    await page.locator('.nav-link[data-nav="/audit"]').click();
+    await page.getByTestId('audit-table').locator('tbody tr').first().waitFor();
+    expectText(await page.locator('.page-header').innerText(), /审计日志/, 'Chinese audit log');
+    await shot(page, '23b-audit-zh');
+    await page.locator('.nav-link[data-nav="/campaigns"]').click();
+    await page.getByTestId('campaigns-table').locator('.badge[data-status=ACTIVE]', { hasText: '进行中' }).first().waitFor();
+    await shot(page, '23c-campaigns-zh');
+    await page.locator('.nav-link[data-nav="/reconciliation"]').click();
+    await page.getByTestId('findings-table').locator('tbody tr').first().getByTestId('review').click();
+    await page.getByTestId('finding-history').filter({ hasText: '重新打开' }).waitFor();
+    await shot(page, '23d-finding-history-zh');
     await page.locator('.sidebar [data-locale="en"]').click();
     await page.locator('.nav-link[data-nav="/"]', { hasText: 'Overview' }).waitFor();
   });

@@ -11,10 +11,12 @@ import { CampaignsPage } from './pages/Campaigns';
 import { CreateCampaignPage } from './pages/CreateCampaign';
 import { CouponPage } from './pages/Coupon';
 import { CouponsPage } from './pages/Coupons';
+import { AuditPage } from './pages/Audit';
 import { JobsPage } from './pages/Jobs';
 import { RedeemPage } from './pages/Redeem';
 import { RedemptionsPage } from './pages/Redemptions';
 import { SessionEnded, SignIn } from './pages/SignIn';
+import { TokensPage } from './pages/Tokens';
 import './styles.css';
 
 // The pages with charts load on demand, so the redeem screen on a store tablet
@@ -61,6 +63,8 @@ function Console() {
           <Route path="campaigns/new" element={<Allow roles={['ADMIN']}><CreateCampaignPage /></Allow>} />
           <Route path="reconciliation/*" element={<Allow roles={office}><ReconciliationPage /></Allow>} />
           <Route path="jobs" element={<Allow roles={office}><JobsPage /></Allow>} />
+          <Route path="audit" element={<Allow roles={office}><AuditPage /></Allow>} />
+          <Route path="tokens" element={<Allow roles={['ADMIN']}><TokensPage /></Allow>} />
           <Route path="*" element={<div className="state state-empty">{t('state.notFound')}</div>} />
         </Route>
       </Routes>

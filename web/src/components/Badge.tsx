@@ -6,6 +6,10 @@ const tone: Record<string, string> = {
   REDEEMED: 'success',
   REFUNDED: 'info',
   EXPIRED: 'muted',
+  VOIDED: 'danger',
+  ACTIVE: 'success',
+  PAUSED: 'warning',
+  ENDED: 'muted',
   PROCESSING: 'warning',
   SUCCEEDED: 'success',
   REJECTED: 'danger',
@@ -16,8 +20,8 @@ const tone: Record<string, string> = {
   RESOLVED: 'success',
 };
 
-/** StatusBadge shows a coupon or flow status in words and colour. */
+/** StatusBadge shows a coupon, flow or campaign status in words and colour. */
 export function StatusBadge({ status }: { status: string }) {
   const { tk } = useI18n();
-  return <span className={`badge badge-${tone[status] ?? 'neutral'}`}>{tk(`status.${status}`)}</span>;
+  return <span className={`badge badge-${tone[status] ?? 'neutral'}`} data-status={status}>{tk(`status.${status}`)}</span>;
 }

@@ -21,6 +21,8 @@ export const NAV: NavItem[] = [
   { to: '/redemptions', label: 'nav.redemptions', icon: '≣', roles: ['ADMIN', 'FINANCE', 'CLERK'], section: 'nav.section.finance' },
   { to: '/reconciliation', label: 'nav.reconciliation', icon: '⚖', roles: ['ADMIN', 'FINANCE'], section: 'nav.section.finance' },
   { to: '/jobs', label: 'nav.jobs', icon: '⟳', roles: ['ADMIN', 'FINANCE'], section: 'nav.section.system' },
+  { to: '/audit', label: 'nav.audit', icon: '☰', roles: ['ADMIN', 'FINANCE'], section: 'nav.section.system' },
+  { to: '/tokens', label: 'nav.tokens', icon: '◈', roles: ['ADMIN'], section: 'nav.section.system' },
 ];
 
 export function homeFor(role: Role): string {

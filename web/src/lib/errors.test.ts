@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { CombinedError } from 'urql';
 import { makeClient } from '../app/auth';
-import { errorCodes, errorText, firstErrorCode, isNetworkError, isOverloaded } from './errors';
+import { conflictOf, errorCodes, errorText, errorTextIn, firstErrorCode, isNetworkError, isOverloaded } from './errors';
 
 // What coupond answers past its in-flight limit, before it reads the body.
 const overloadedBody = {
@@ -93,5 +93,55 @@ describe('errorText', () => {
     const unknown = await answer(() => json(200, { errors: [{ message: 'something new', extensions: { code: 'SOMETHING_NEW' } }] }));
     expect(errorText('en', unknown)).toBe('Failed: something new');
     expect(errorText('en', undefined)).toBe('');
+  });
+});
+
+describe('campaign errors', () => {
+  const conflictBody = {
+    errors: [{ message: 'campaign 7 is at version 4, not 3', path: ['updateCampaign'], extensions: { code: 'CONFLICT', currentVersion: 4 } }],
+    data: null,
+  };
+
+  it('reads a CONFLICT and the version the campaign is at now', async () => {
+    const error = await answer(() => json(200, conflictBody));
+    expect(conflictOf(error)).toEqual({ currentVersion: 4 });
+  });
+
+  it('takes a CONFLICT without currentVersion for a conflict of unknown version', async () => {
+    const error = await answer(() => json(200, { errors: [{ message: 'changed', extensions: { code: 'CONFLICT' } }] }));
+    expect(conflictOf(error)).toEqual({ currentVersion: null });
+  });
+
+  it('does not take other errors, or none, for a conflict', async () => {
+    expect(conflictOf(await answer(() => json(200, { errors: [{ message: 'no', extensions: { code: 'INVALID_STATE' } }] })))).toBeNull();
+    expect(conflictOf(await answer(() => Promise.reject(new TypeError('Failed to fetch'))))).toBeNull();
+    expect(conflictOf(undefined)).toBeNull();
+  });
+
+  it.each([
+    { locale: 'en' as const, want: 'Someone else changed this at the same time; reload and try again.' },
+    { locale: 'zh-CN' as const, want: '他人同时修改了此数据，请刷新后重试。' },
+  ])('puts CONFLICT in words in $locale', async ({ locale, want }) => {
+    expect(errorText(locale, await answer(() => json(200, conflictBody)))).toBe(want);
+  });
+
+  it('prefers the words of a context, with the server message', async () => {
+    const invalid = await answer(() => json(200, { errors: [{ message: 'campaign 7 is ENDED', extensions: { code: 'INVALID_STATE' } }] }));
+    expect(errorTextIn('en', 'campaign.error', invalid)).toBe(
+      "Not possible in the campaign's current state (it may have been paused, resumed or ended meanwhile): campaign 7 is ENDED",
+    );
+    expect(errorTextIn('zh-CN', 'campaign.error', invalid)).toBe('批次当前状态不允许此操作（可能刚被暂停、恢复或结束）：campaign 7 is ENDED');
+    const bad = await answer(() => json(200, { errors: [{ message: 'totalQuantity 5 is below the 20 issued', extensions: { code: 'BAD_USER_INPUT' } }] }));
+    expect(errorTextIn('en', 'campaign.error', bad)).toBe('The campaign was not changed: totalQuantity 5 is below the 20 issued');
+  });
+
+  it('falls back to the general words outside the context', async () => {
+    expect(errorTextIn('en', 'campaign.error', await answer(() => json(200, { errors: [{ message: 'x', extensions: { code: 'FORBIDDEN' } }] })))).toBe(
+      'Your role may not do this.',
+    );
+    expect(errorTextIn('en', 'campaign.error', await answer(() => Promise.reject(new TypeError('Failed to fetch'))))).toBe(
+      'No answer from the server (network error).',
+    );
+    expect(errorTextIn('en', 'campaign.error', undefined)).toBe('');
   });
 });

@@ -47,3 +47,26 @@ export function errorText(locale: Locale, error: CombinedError | undefined | nul
   if (code && hasMessage(`error.${code}`)) return translate(locale, `error.${code}`, { msg });
   return translate(locale, 'error.generic', { msg });
 }
+
+/**
+ * conflictOf tells whether an error is an optimistic-locking CONFLICT and, when
+ * the server said so, the version the row has now (extensions.currentVersion).
+ */
+export function conflictOf(error: CombinedError | undefined | null): { currentVersion: number | null } | null {
+  if (!error) return null;
+  const e = error.graphQLErrors.find((g) => (g.extensions as { code?: unknown } | undefined)?.code === 'CONFLICT');
+  if (!e) return null;
+  const v = (e.extensions as { currentVersion?: unknown }).currentVersion;
+  return { currentVersion: typeof v === 'number' ? v : null };
+}
+
+/**
+ * errorTextIn puts an error in words like errorText, with messages of a context
+ * first: `${context}.${code}` (e.g. campaign.error.CONFLICT) when a catalog has it.
+ */
+export function errorTextIn(locale: Locale, context: string, error: CombinedError | undefined | null): string {
+  if (!error) return '';
+  const code = isNetworkError(error) ? undefined : firstErrorCode(error);
+  if (code && hasMessage(`${context}.${code}`)) return translate(locale, `${context}.${code}`, { msg: errorMessage(error) });
+  return errorText(locale, error);
+}

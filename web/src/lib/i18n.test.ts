@@ -83,10 +83,14 @@ describe('catalogs', () => {
       FindingKind: 'kind.',
       FindingStatus: 'status.',
       JobRunStatus: 'status.',
+      CampaignState: 'status.',
+      FindingAction: 'findingAction.',
     };
     for (const [e, prefix] of Object.entries(prefixes)) {
       for (const v of values(e)) expect(hasMessage(`${prefix}${v}`), `${e}.${v}`).toBe(true);
     }
     expect(values('CouponStatus')).toContain('REDEEMED');
+    expect(values('CampaignState')).toContain('PAUSED');
+    expect(values('RejectReason')).toContain('CAMPAIGN_PAUSED');
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { attemptKey, beginAttempt, newRequestId, settleAttempt, type Attempt } from './requestId';
+import { attemptKey, beginAttempt, canRetry, newRequestId, outcomeOfError, settleAttempt, type Attempt } from './requestId';
 
 let n = 0;
 const makeId = () => `id-${++n}`;
@@ -88,5 +88,46 @@ describe('request ids of the redeem screen', () => {
       seen.add(id);
     }
     expect(seen.size).toBe(1000);
+  });
+});
+
+describe('request ids of the admin mutations (createCampaign, issueCoupons, createToken, voidCoupon)', () => {
+  const key = attemptKey(JSON.stringify({ campaignId: '7', count: 20 }));
+
+  it('classifies a failed request: no answer, or an answer with a code', () => {
+    expect(outcomeOfError({ networkError: new TypeError('Failed to fetch'), graphQLErrors: [] })).toEqual({ kind: 'network' });
+    expect(outcomeOfError(undefined)).toEqual({ kind: 'network' });
+    expect(outcomeOfError({ graphQLErrors: [{ extensions: { code: 'QUOTA_EXCEEDED' } }] })).toEqual({ kind: 'error', code: 'QUOTA_EXCEEDED' });
+    expect(outcomeOfError({ networkError: new Error('503'), graphQLErrors: [{ extensions: { code: 'OVERLOADED' } }] })).toEqual({ kind: 'error', code: 'OVERLOADED' });
+    expect(outcomeOfError({ graphQLErrors: [{ extensions: null }] })).toEqual({ kind: 'error', code: undefined });
+  });
+
+  it('keeps the id open after no answer, INTERNAL or OVERLOADED, and the retry resends it', () => {
+    for (const error of [
+      { networkError: new TypeError('Failed to fetch'), graphQLErrors: [] },
+      { graphQLErrors: [{ extensions: { code: 'INTERNAL' } }] },
+      { graphQLErrors: [{ extensions: { code: 'OVERLOADED' } }] },
+    ]) {
+      const first = beginAttempt(null, key, makeId);
+      const settled = settleAttempt(first, outcomeOfError(error));
+      expect(canRetry(settled)).toBe(true);
+      expect(beginAttempt(settled, key, makeId).requestId).toBe(first.requestId);
+    }
+  });
+
+  it('retires the id after a definite refusal or a result', () => {
+    const first = beginAttempt(null, key, makeId);
+    const refused = settleAttempt(first, outcomeOfError({ graphQLErrors: [{ extensions: { code: 'BAD_USER_INPUT' } }] }));
+    expect(canRetry(refused)).toBe(false);
+    expect(beginAttempt(refused, key, makeId).requestId).not.toBe(first.requestId);
+    const done = settleAttempt(first, { kind: 'result', status: 'DONE' });
+    expect(canRetry(done)).toBe(false);
+    expect(canRetry(null)).toBe(false);
+  });
+
+  it('starts a new id when the parameters change, even with the old one open', () => {
+    const first = beginAttempt(null, key, makeId);
+    const lost = settleAttempt(first, { kind: 'network' });
+    expect(beginAttempt(lost, attemptKey(JSON.stringify({ campaignId: '7', count: 21 })), makeId).requestId).not.toBe(first.requestId);
   });
 });

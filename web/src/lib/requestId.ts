@@ -73,3 +73,24 @@ export function settleAttempt(a: Attempt, outcome: AttemptOutcome): Attempt {
 export function attemptKey(...parts: (string | number)[]): string {
   return parts.join('|');
 }
+
+/** ErrorLike is what outcomeOfError reads of an urql CombinedError. */
+interface ErrorLike {
+  networkError?: unknown;
+  graphQLErrors: { extensions?: Record<string, unknown> | null }[];
+}
+
+/**
+ * outcomeOfError classifies a failed request for settleAttempt: no answer is
+ * 'network'; an answer with errors is 'error' with the first code.
+ */
+export function outcomeOfError(error: ErrorLike | undefined | null): AttemptOutcome {
+  if (!error || (error.networkError && error.graphQLErrors.length === 0)) return { kind: 'network' };
+  const code = error.graphQLErrors.map((e) => e.extensions?.code).find((c): c is string => typeof c === 'string');
+  return { kind: 'error', code };
+}
+
+/** canRetry tells whether the attempt's id is still open, so the button should offer to resend it. */
+export function canRetry(a: Attempt | null): boolean {
+  return !!a && a.state === 'unknown';
+}

@@ -1,18 +1,22 @@
 import { createColumnHelper } from '@tanstack/react-table';
-import { useMemo, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { useQuery } from 'urql';
+import { useIdempotentMutation } from '../app/idempotent';
 import { useI18n } from '../app/i18n';
 import { useFormat, useViewer } from '../app/viewer';
 import { StatusBadge } from '../components/Badge';
+import { ConfirmButton } from '../components/Confirm';
 import { DataTable } from '../components/DataTable';
-import { Card, PageHeader } from '../components/Page';
+import { OperatorName, type OperatorLike } from '../components/Operator';
+import { Card, Field, PageHeader } from '../components/Page';
 import { RefundForm } from '../components/RefundForm';
-import { Alert, Empty, ErrorState, Loading } from '../components/States';
+import { Alert, Empty, ErrorState, Loading, useErrorText } from '../components/States';
 import { useWorth } from '../components/Worth';
 import { graphql } from '../gql';
 import type { CouponDetailQuery } from '../gql/graphql';
 import { formatCouponCode } from '../lib/code';
+import { attemptKey } from '../lib/requestId';
 
 export const CouponDetailDocument = graphql(`
   query CouponDetail($code: String!) {
@@ -66,6 +70,11 @@ export const CouponDetailDocument = graphql(`
         orderRef
         createdAt
         finishedAt
+        operator {
+          id
+          name
+          role
+        }
         refund {
           refundNo
         }
@@ -83,7 +92,23 @@ export const CouponDetailDocument = graphql(`
         reissuedCoupon {
           code
         }
+        operator {
+          id
+          name
+          role
+        }
       }
+    }
+  }
+`);
+
+const VoidCouponDocument = graphql(`
+  mutation VoidCoupon($input: VoidCouponInput!) {
+    voidCoupon(input: $input) {
+      id
+      code
+      status
+      version
     }
   }
 `);
@@ -94,9 +119,18 @@ type RefundRow = C['refunds'][number];
 const rcol = createColumnHelper<RedemptionRow>();
 const fcol = createColumnHelper<RefundRow>();
 
+/** operatorsByFlow maps redemption and refund numbers to who made them (null: the system). */
+function operatorsByFlow(coupon: C): Map<string, OperatorLike | null> {
+  const m = new Map<string, OperatorLike | null>();
+  for (const r of coupon.redemptions) m.set(r.redeemNo, r.operator ?? null);
+  for (const r of coupon.refunds) m.set(r.refundNo, r.operator ?? null);
+  return m;
+}
+
 function Timeline({ coupon }: { coupon: C }) {
   const { t } = useI18n();
   const fmt = useFormat();
+  const operators = operatorsByFlow(coupon);
   return (
     <ol className="timeline" data-testid="timeline">
       <li className="timeline-item">
@@ -126,7 +160,14 @@ function Timeline({ coupon }: { coupon: C }) {
                 {t('coupon.flow')} <code>{tr.flowNo}</code>
               </span>
               <span>
-                {t('coupon.actor')} <code>{tr.actor}</code>
+                {t('coupon.actor')}{' '}
+                {operators.has(tr.flowNo) ? (
+                  <OperatorName operator={operators.get(tr.flowNo)} />
+                ) : tr.actor === 'system' ? (
+                  <OperatorName operator={null} />
+                ) : (
+                  <code>{tr.actor}</code>
+                )}
               </span>
             </div>
           </div>
@@ -134,6 +175,48 @@ function Timeline({ coupon }: { coupon: C }) {
       ))}
       {coupon.transitions.length === 0 && <li className="timeline-empty muted">{t('coupon.timelineEmpty')}</li>}
     </ol>
+  );
+}
+
+/** VoidPanel voids an unused coupon, with a reason and a confirmation, under a request id reused on retry. */
+function VoidPanel({ code, onVoided }: { code: string; onVoided: () => void }) {
+  const { t } = useI18n();
+  const errorText = useErrorText();
+  const [reason, setReason] = useState('');
+  const [problem, setProblem] = useState<string | null>(null);
+  const { fetching, run, retry, clearRetry } = useIdempotentMutation(VoidCouponDocument);
+  useEffect(clearRetry, [reason, clearRetry]);
+  const r = reason.trim();
+  const valid = r.length > 0 && r.length <= 500;
+
+  async function doVoid() {
+    setProblem(null);
+    const res = await run(attemptKey(code, r), (requestId) => ({ input: { code, reason: r, requestId } }), { additionalTypenames: ['Coupon'] });
+    if (res.data) onVoided();
+    else setProblem(errorText(res.error) + (res.retry ? ` ${t('common.retryNote')}` : ''));
+  }
+
+  return (
+    <Card title={t('coupon.voidTitle')} className="void-panel">
+      <p className="muted small">{t('coupon.voidHint')}</p>
+      <div className="form-row" data-testid="void-form">
+        <Field label={t('coupon.voidReason')} error={reason && !valid ? t('coupon.voidReasonRequired') : undefined}>
+          <input name="reason" type="text" maxLength={500} value={reason} onChange={(e) => setReason(e.target.value)} />
+        </Field>
+        <div className="form-actions">
+          <ConfirmButton
+            danger
+            testId="void-coupon"
+            disabled={!valid || fetching}
+            label={fetching ? t('coupon.voiding') : retry ? t('common.retrySame') : t('coupon.void')}
+            question={t('coupon.voidConfirm', { code: formatCouponCode(code) })}
+            confirmLabel={t('coupon.voidYes')}
+            onConfirm={doVoid}
+          />
+        </div>
+      </div>
+      {problem && <Alert kind={retry ? 'warning' : 'error'}>{problem}</Alert>}
+    </Card>
   );
 }
 
@@ -145,6 +228,7 @@ export function CouponPage() {
   const worth = useWorth();
   const [res, reexecute] = useQuery({ query: CouponDetailDocument, variables: { code } });
   const [refunded, setRefunded] = useState<{ refundNo: string; amount: number; reissued?: string } | null>(null);
+  const [voided, setVoided] = useState(false);
   const canRefund = role === 'ADMIN' || role === 'CLERK';
   const rcols = useMemo(
     () => [
@@ -172,7 +256,17 @@ export function CouponPage() {
       rcol.accessor((r) => r.store.name, { id: 'store', header: t('common.store'), meta: { className: 'col-store' } }),
       rcol.accessor('orderAmount', { header: t('flow.orderAmount'), cell: (c) => fmt.money(c.getValue()), meta: { className: 'num' } }),
       rcol.accessor('discountAmount', { header: t('flow.discount'), cell: (c) => fmt.money(c.getValue()), meta: { className: 'num' } }),
-      rcol.accessor('createdAt', { header: t('flow.created'), cell: (c) => <span className="nowrap">{fmt.dateTime(c.getValue())}</span> }),
+      rcol.accessor('createdAt', {
+        header: `${t('flow.created')} · ${t('flow.operator')}`,
+        cell: (c) => (
+          <div>
+            <span className="nowrap">{fmt.dateTime(c.getValue())}</span>
+            <div className="cell-note">
+              <OperatorName operator={c.row.original.operator} />
+            </div>
+          </div>
+        ),
+      }),
       rcol.display({
         id: 'refund',
         header: t('flow.refund'),
@@ -206,7 +300,17 @@ export function CouponPage() {
         header: t('flow.reissued'),
         cell: (c) => (c.getValue() ? <Link className="mono link" to={`/coupons/${c.getValue()}`}>{formatCouponCode(c.getValue()!)}</Link> : '—'),
       }),
-      fcol.accessor('createdAt', { header: t('flow.created'), cell: (c) => <span className="nowrap">{fmt.dateTime(c.getValue())}</span> }),
+      fcol.accessor('createdAt', {
+        header: `${t('flow.created')} · ${t('flow.operator')}`,
+        cell: (c) => (
+          <div>
+            <span className="nowrap">{fmt.dateTime(c.getValue())}</span>
+            <div className="cell-note">
+              <OperatorName operator={c.row.original.operator} />
+            </div>
+          </div>
+        ),
+      }),
       fcol.accessor('requestId', { header: t('flow.requestId'), cell: (c) => <code className="small nowrap">{c.getValue()}</code> }),
     ],
     [t, fmt],
@@ -243,6 +347,16 @@ export function CouponPage() {
             </div>
           )}
         </Alert>
+      )}
+      {voided && <Alert kind="success">{t('coupon.voided')}</Alert>}
+      {role === 'ADMIN' && c.status === 'UNUSED' && (
+        <VoidPanel
+          code={c.code}
+          onVoided={() => {
+            setVoided(true);
+            reexecute({ requestPolicy: 'network-only' });
+          }}
+        />
       )}
       <div className="facts">
         <div className="fact">

@@ -54,7 +54,7 @@ export const CampaignNamesDocument = graphql(`
   }
 `);
 
-const STATUSES: CouponStatus[] = ['UNUSED', 'REDEEMING', 'REDEEMED', 'REFUNDED', 'EXPIRED'];
+const STATUSES: CouponStatus[] = ['UNUSED', 'REDEEMING', 'REDEEMED', 'REFUNDED', 'EXPIRED', 'VOIDED'];
 const PAGE = 25;
 
 type Row = CouponsQuery['coupons']['edges'][number]['node'];

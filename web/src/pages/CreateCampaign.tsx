@@ -1,7 +1,7 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
-import { useMutation } from 'urql';
 import { useI18n } from '../app/i18n';
+import { useIdempotentMutation } from '../app/idempotent';
 import { useFormat, useViewer } from '../app/viewer';
 import { Card, Field, PageHeader } from '../components/Page';
 import { Alert, useErrorText } from '../components/States';
@@ -10,6 +10,7 @@ import type { CampaignType, CreateCampaignInput } from '../gql/graphql';
 import { localInputToUtc, utcToLocalInput } from '../lib/dates';
 import type { MessageKey } from '../lib/i18n';
 import { parseYuanToFen } from '../lib/money';
+import { attemptKey } from '../lib/requestId';
 
 const CreateCampaignDocument = graphql(`
   mutation CreateCampaign($input: CreateCampaignInput!) {
@@ -103,7 +104,8 @@ export function CreateCampaignPage() {
   }));
   const [errors, setErrors] = useState<Errors>({});
   const [serverError, setServerError] = useState<string | null>(null);
-  const [{ fetching }, create] = useMutation(CreateCampaignDocument);
+  const { fetching, run, retry, clearRetry } = useIdempotentMutation(CreateCampaignDocument);
+  useEffect(clearRetry, [form, clearRetry]);
   const set = <K extends keyof Form>(k: K, v: Form[K]) => setForm((f) => ({ ...f, [k]: v }));
   const err = (k: keyof Form) => (errors[k] ? t(errors[k]!) : undefined);
 
@@ -113,9 +115,12 @@ export function CreateCampaignPage() {
     setErrors(v.errors);
     setServerError(null);
     if (!v.input) return;
-    const res = await create({ input: v.input }, { additionalTypenames: ['Campaign'] });
+    // A retry of the same form after no answer reuses the request id, so the
+    // server answers with the campaign it created instead of creating another.
+    const input = v.input;
+    const res = await run(attemptKey(JSON.stringify(input)), (requestId) => ({ input: { ...input, requestId } }), { additionalTypenames: ['Campaign'] });
     if (res.data) navigate('/campaigns', { state: { created: res.data.createCampaign.name } });
-    else setServerError(errorText(res.error));
+    else setServerError(errorText(res.error) + (res.retry ? ` ${t('common.retryNote')}` : ''));
   }
 
   const valueLabel = form.type === 'DISCOUNT' ? t('create.valuePercent') : form.type === 'CASH' ? t('create.valueCash') : t('create.valueItem');
@@ -181,7 +186,7 @@ export function CreateCampaignPage() {
             {Object.keys(errors).length > 0 && <Alert kind="error">{t('create.invalid')}</Alert>}
             {serverError && <Alert kind="error">{serverError}</Alert>}
             <button type="submit" className="btn btn-primary" disabled={fetching}>
-              {fetching ? t('create.creating') : t('create.submit')}
+              {fetching ? t('create.creating') : retry ? t('common.retrySame') : t('create.submit')}
             </button>
           </div>
         </form>

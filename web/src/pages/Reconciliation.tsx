@@ -34,6 +34,13 @@ const FindingsDocument = graphql(`
           resolvedBy
           note
           resolvedAt
+          reopened
+          history {
+            action
+            at
+            by
+            note
+          }
           coupon {
             id
             code
@@ -219,11 +226,32 @@ function FindingPanel({ f, onClose, onResolved }: { f: FindingRow; onClose: () =
         </button>
       }
     >
-      <div className="finding-kind">{tk(`kind.${f.kind}`)}</div>
+      <div className="finding-kind">
+        {tk(`kind.${f.kind}`)}
+        {f.reopened > 0 && (
+          <span className="badge badge-danger finding-reopened" data-testid="finding-reopened">
+            {t('recon.reopenedTimes', { n: f.reopened })}
+          </span>
+        )}
+      </div>
       <div className="finding-details">
         <div className="fact-label">{t('recon.details')}</div>
         <pre>{f.details}</pre>
       </div>
+      {f.history.length > 0 && (
+        <>
+          <div className="fact-label">{t('recon.history')}</div>
+          <ol className="history" data-testid="finding-history">
+            {f.history.map((h, i) => (
+              <li key={i} className={`history-${h.action}`}>
+                <strong>{tk(`findingAction.${h.action}`)}</strong> · <span className="nowrap">{fmt.dateTime(h.at)}</span>
+                {h.by && <span className="muted"> · {t('recon.by', { who: h.by })}</span>}
+                {h.note && <div className="history-note">{h.note}</div>}
+              </li>
+            ))}
+          </ol>
+        </>
+      )}
       <div className="fact-label">{t('recon.evidence')}</div>
       {!f.coupon && !r && <p className="muted">{t('recon.noEvidence')}</p>}
       <div className="evidence">
@@ -317,7 +345,15 @@ function Findings() {
         cell: (c) => (c.getValue() ? <span className="mono">{formatCouponCode(c.getValue()!)}</span> : <span className="muted">—</span>),
       }),
       fcol.accessor('redeemNo', { header: t('flow.redeemNo'), cell: (c) => (c.getValue() ? <code>{c.getValue()}</code> : <span className="muted">—</span>) }),
-      fcol.accessor('status', { header: t('common.status'), cell: (c) => <StatusBadge status={c.getValue()} /> }),
+      fcol.accessor('status', {
+        header: t('common.status'),
+        cell: (c) => (
+          <div>
+            <StatusBadge status={c.getValue()} />
+            {c.row.original.reopened > 0 && <div className="cell-note nowrap">{t('recon.reopened')} ×{c.row.original.reopened}</div>}
+          </div>
+        ),
+      }),
       fcol.accessor('createdAt', { header: t('recon.found'), cell: (c) => <span className="nowrap">{fmt.dateTime(c.getValue())}</span> }),
       fcol.display({
         id: 'review',

@@ -248,6 +248,9 @@ export function RedeemPage() {
                   {coupon.campaign.minSpend > 0 && <li>{t('worth.minSpend', { amount: fmt.money(coupon.campaign.minSpend) })}</li>}
                   <li className={eligible ? 'ok' : 'bad'}>{eligible ? t('redeem.eligible') : t('redeem.notEligible')}</li>
                   {belowMin && <li className="bad">{t('redeem.belowMin', { amount: fmt.money(coupon.campaign.minSpend) })}</li>}
+                  {quote?.rejectReason && quote.rejectReason !== 'STORE_NOT_ELIGIBLE' && quote.rejectReason !== 'MIN_SPEND_NOT_MET' && (
+                    <li className="bad" data-testid="quote-reject">{tk(`reject.${quote.rejectReason}`)}</li>
+                  )}
                   {quote?.eligible && fen !== null && fen > 0 && (
                     <li className="ok" data-testid="price-preview">
                       {t('redeem.preview', { discount: fmt.money(quote.discountAmount), pay: fmt.money(quote.payAmount) })}

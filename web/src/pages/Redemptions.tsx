@@ -9,6 +9,7 @@ import { useCursorPager } from '../app/pager';
 import { useFormat, useViewer } from '../app/viewer';
 import { StatusBadge } from '../components/Badge';
 import { DataTable } from '../components/DataTable';
+import { OperatorName } from '../components/Operator';
 import { Card, PageHeader } from '../components/Page';
 import { InputFilter, SelectFilter } from '../components/Filters';
 import { Alert } from '../components/States';
@@ -34,6 +35,11 @@ const RedemptionsDocument = graphql(`
           orderRef
           createdAt
           finishedAt
+          operator {
+            id
+            name
+            role
+          }
           store {
             id
             name
@@ -131,6 +137,7 @@ export function RedemptionsPage() {
         ),
       }),
       col.accessor((r) => r.store.name, { id: 'store', header: t('common.store'), meta: { className: 'col-store' } }),
+      col.accessor('operator', { header: t('flow.operator'), cell: (c) => <OperatorName operator={c.getValue()} /> }),
       col.accessor('status', {
         header: t('common.status'),
         cell: (c) => {
