@@ -25,12 +25,19 @@ import (
 // NewExportHandler serves the finance exports under /export/, with the same
 // bearer tokens and roles as the API:
 //
-//	/export/statements.csv|xlsx?from=YYYY-MM-DD&to=YYYY-MM-DD[&storeId=ID][&lang=zh]
-//	/export/findings.csv|xlsx?[from=RFC3339][&to=RFC3339][&status=OPEN][&lang=zh]
-//	/export/coupons.csv?campaignId=ID[&lang=zh]
-//	/export/redemptions.csv|xlsx?[storeId=ID][&status=SUCCEEDED][&from=RFC3339][&to=RFC3339][&lang=zh]
+//	/export/statements.csv|xlsx?from=FROM&to=TO[&storeId=ID][&lang=zh]
+//	/export/findings.csv|xlsx?[from=FROM][&to=TO][&status=OPEN][&lang=zh]
+//	/export/coupons.csv?campaignId=ID[&from=FROM][&to=TO][&lang=zh]
+//	/export/redemptions.csv|xlsx?[storeId=ID][&status=SUCCEEDED][&from=FROM][&to=TO][&lang=zh]
 //
-// CSV is streamed row by row; XLSX is written with excelize's stream writer.
+// FROM and TO are the same everywhere: a date YYYY-MM-DD in the merchant's
+// time zone (from the start of from's day to the end of to's day) or an RFC
+// 3339 time (from inclusive, to exclusive); statements cover whole days, so
+// their times must be local midnights.
+//
+// Ledger, findings and codes are read in large keyset batches with names
+// joined in SQL, never a lookup per row or page; CSV is streamed row by row
+// and XLSX written with excelize's stream writer.
 func NewExportHandler(svc *services.Services, log *slog.Logger) http.Handler {
 	e := &exporter{svc: svc, log: log}
 	mux := http.NewServeMux()
@@ -244,6 +251,12 @@ func (e *exporter) statements(ctx context.Context, actor services.Actor, r *http
 		}
 		ids = append(ids, a.CampaignID)
 	}
+	// One lookup each for the statement's distinct stores and campaigns: a
+	// year of lines names the same few hundred many times over.
+	slices.Sort(storeIDs)
+	storeIDs = slices.Compact(storeIDs)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
 	names := map[int64]models.Store{}
 	if len(storeIDs) > 0 {
 		stores, err := e.svc.Stores.ByIDs(ctx, actor, storeIDs)
@@ -325,19 +338,8 @@ func (e *exporter) statements(ctx context.Context, actor services.Actor, r *http
 
 func (e *exporter) findings(ctx context.Context, actor services.Actor, r *http.Request, loc *time.Location) (*table, error) {
 	q := r.URL.Query()
-	var f services.FindingFilter
-	for key, dst := range map[string]*time.Time{"from": &f.From, "to": &f.To} {
-		if s := q.Get(key); s != "" {
-			t, err := time.Parse(time.RFC3339, s)
-			if err != nil {
-				return nil, &services.Error{Code: errcode.BadUserInput, Message: key + " must be an RFC 3339 time", Kind: services.ErrInvalidInput}
-			}
-			*dst = t
-		}
-	}
-	f.Status = models.FindingStatus(q.Get("status"))
-	// Fetch the first page now, so a refusal is an error status, not a cut stream.
-	first, err := e.svc.Reconciliation.Findings(ctx, actor, f, services.PageArgs{First: services.MaxPageSize})
+	stream, err := e.svc.Reconciliation.FindingExport(ctx, actor, services.FindingExportFilter{
+		Status: models.FindingStatus(q.Get("status")), From: q.Get("from"), To: q.Get("to")})
 	if err != nil {
 		return nil, err
 	}
@@ -346,36 +348,22 @@ func (e *exporter) findings(ctx context.Context, actor services.Actor, r *http.R
 		headerEn: []string{"id", "kind", "status", "redemption", "details", "found at", "resolved by", "note", "resolved at"},
 		headerZh: []string{"编号", "类型", "状态", "核销单号", "详情", "发现时间", "处理人", "处理说明", "处理时间"},
 		rows: func(emit func([]any) error) error {
-			page := first
-			for {
-				for _, fd := range page.Items {
-					if err := emit([]any{fd.ID, string(fd.Kind), string(fd.Status), deref(fd.RedeemNo), fd.Details,
-						localTime(&fd.CreatedAt, loc), deref(fd.ResolvedBy), deref(fd.Note), localTime(fd.ResolvedAt, loc)}); err != nil {
-						return err
-					}
-				}
-				if !page.HasNextPage {
-					return nil
-				}
-				after := services.EncodeCursor(page.Items[len(page.Items)-1].ID)
-				if page, err = e.svc.Reconciliation.Findings(ctx, actor, f, services.PageArgs{First: services.MaxPageSize, After: after}); err != nil {
-					return err
-				}
-			}
+			return stream(func(fd models.Finding) error {
+				return emit([]any{fd.ID, string(fd.Kind), string(fd.Status), deref(fd.RedeemNo), fd.Details,
+					localTime(&fd.CreatedAt, loc), deref(fd.ResolvedBy), deref(fd.Note), localTime(fd.ResolvedAt, loc)})
+			})
 		},
 	}, nil
 }
 
 func (e *exporter) coupons(ctx context.Context, actor services.Actor, r *http.Request, loc *time.Location) (*table, error) {
-	id, err := strconv.ParseInt(r.URL.Query().Get("campaignId"), 10, 64)
+	q := r.URL.Query()
+	id, err := strconv.ParseInt(q.Get("campaignId"), 10, 64)
 	if err != nil {
 		return nil, &services.Error{Code: errcode.BadUserInput, Message: "campaignId is required", Kind: services.ErrInvalidInput}
 	}
-	camp, err := e.svc.Campaigns.Get(ctx, actor, id)
+	camp, stream, err := e.svc.Campaigns.CodeExport(ctx, actor, id, q.Get("from"), q.Get("to"))
 	if err != nil {
-		return nil, err
-	}
-	if err := actor.MayExportCoupons(); err != nil {
 		return nil, err
 	}
 	return &table{
@@ -383,7 +371,7 @@ func (e *exporter) coupons(ctx context.Context, actor services.Actor, r *http.Re
 		headerEn: []string{"code", "formatted", "status", "customer", "issued at"},
 		headerZh: []string{"券码", "券码(分组)", "状态", "客户", "发放时间"},
 		rows: func(emit func([]any) error) error {
-			return e.svc.Campaigns.EachCode(ctx, actor, camp.ID, func(c models.Coupon) error {
+			return stream(func(c models.Coupon) error {
 				return emit([]any{c.Code, services.FormatCouponCode(c.Code), string(c.Status), deref(c.CustomerRef), localTime(&c.CreatedAt, loc)})
 			})
 		},
@@ -392,7 +380,7 @@ func (e *exporter) coupons(ctx context.Context, actor services.Actor, r *http.Re
 
 func (e *exporter) redemptions(ctx context.Context, actor services.Actor, r *http.Request, loc *time.Location) (*table, error) {
 	q := r.URL.Query()
-	f := services.RedemptionFilter{Status: models.FlowStatus(q.Get("status"))}
+	f := services.RedemptionExportFilter{Status: models.FlowStatus(q.Get("status")), From: q.Get("from"), To: q.Get("to")}
 	if s := q.Get("storeId"); s != "" {
 		id, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
@@ -400,16 +388,7 @@ func (e *exporter) redemptions(ctx context.Context, actor services.Actor, r *htt
 		}
 		f.StoreID = id
 	}
-	for key, dst := range map[string]**time.Time{"from": &f.From, "to": &f.To} {
-		if s := q.Get(key); s != "" {
-			t, err := time.Parse(time.RFC3339, s)
-			if err != nil {
-				return nil, &services.Error{Code: errcode.BadUserInput, Message: key + " must be an RFC 3339 time", Kind: services.ErrInvalidInput}
-			}
-			*dst = &t
-		}
-	}
-	page, err := e.svc.Coupons.Redemptions(ctx, actor, f, services.PageArgs{First: services.MaxPageSize})
+	stream, err := e.svc.Coupons.RedemptionExport(ctx, actor, f)
 	if err != nil {
 		return nil, err
 	}
@@ -420,78 +399,14 @@ func (e *exporter) redemptions(ctx context.Context, actor services.Actor, r *htt
 		headerZh: []string{"核销单号", "请求号", "方式", "状态", "拒绝原因", "释放原因", "门店", "券码", "订单金额(元)", "优惠金额(元)",
 			"订单号", "创建时间", "完成时间", "操作员"},
 		rows: func(emit func([]any) error) error {
-			for {
-				stores, coupons, operators, err := e.names(ctx, actor, page.Items)
-				if err != nil {
-					return err
-				}
-				for _, fl := range page.Items {
-					if err := emit([]any{fl.RedeemNo, fl.RequestID, string(fl.Operation), string(fl.Status), deref(fl.RejectReason),
-						deref(fl.ReleaseReason), stores[fl.StoreID], coupons[fl.CouponID], yuan(fl.OrderAmount),
-						yuan(fl.DiscountAmount), deref(fl.OrderRef), localTime(&fl.CreatedAt, loc), localTime(fl.FinishedAt, loc),
-						operatorName(operators, fl.OperatorID)}); err != nil {
-						return err
-					}
-				}
-				if !page.HasNextPage {
-					return nil
-				}
-				after := services.EncodeCursor(page.Items[len(page.Items)-1].ID)
-				if page, err = e.svc.Coupons.Redemptions(ctx, actor, f, services.PageArgs{First: services.MaxPageSize, After: after}); err != nil {
-					return err
-				}
-			}
+			return stream(func(fl models.FlowExportRow) error {
+				return emit([]any{fl.RedeemNo, fl.RequestID, string(fl.Operation), string(fl.Status), deref(fl.RejectReason),
+					deref(fl.ReleaseReason), fl.StoreCode, fl.CouponCode, yuan(fl.OrderAmount),
+					yuan(fl.DiscountAmount), deref(fl.OrderRef), localTime(&fl.CreatedAt, loc), localTime(fl.FinishedAt, loc),
+					fl.OperatorName})
+			})
 		},
 	}, nil
-}
-
-// names looks up the store codes, coupon codes and operator names of a page of
-// flows.
-func (e *exporter) names(ctx context.Context, actor services.Actor, flows []models.RedemptionFlow) (stores, coupons, operators map[int64]string, err error) {
-	storeIDs, couponIDs, operatorIDs := make([]int64, 0, len(flows)), make([]int64, 0, len(flows)), make([]int64, 0, len(flows))
-	for _, f := range flows {
-		storeIDs, couponIDs = append(storeIDs, f.StoreID), append(couponIDs, f.CouponID)
-		if f.OperatorID != nil {
-			operatorIDs = append(operatorIDs, *f.OperatorID)
-		}
-	}
-	stores, coupons, operators = map[int64]string{}, map[int64]string{}, map[int64]string{}
-	if len(flows) == 0 {
-		return stores, coupons, operators, nil
-	}
-	ss, err := e.svc.Stores.ByIDs(ctx, actor, storeIDs)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	for _, s := range ss {
-		stores[s.ID] = s.Code
-	}
-	cs, err := e.svc.Coupons.ByIDs(ctx, actor, couponIDs)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	for _, c := range cs {
-		coupons[c.ID] = c.Code
-	}
-	// A page of the ledger is mostly a few tills: ask for each once.
-	slices.Sort(operatorIDs)
-	ops, err := e.svc.Tokens.Operators(ctx, actor, slices.Compact(operatorIDs))
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	for _, o := range ops {
-		operators[o.ID] = o.Name
-	}
-	return stores, coupons, operators, nil
-}
-
-// operatorName is the name of the token a flow was made with, or empty for
-// coupond itself.
-func operatorName(operators map[int64]string, id *int64) string {
-	if id == nil {
-		return ""
-	}
-	return operators[*id]
 }
 
 func deref[T any](p *T) T {

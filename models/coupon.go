@@ -254,3 +254,33 @@ func CouponByID(db *gorm.DB, id int64) (*Coupon, error) {
 	}
 	return &c, nil
 }
+
+// EachCouponOfCampaign calls fn with the coupons of the merchant's campaign
+// created (issued) in from <= created_at < to (zero times do not bound), in
+// issue order: one query per batch rows, each continuing after the last id of
+// the one before, so memory stays at one batch. It stops at fn's first error.
+func EachCouponOfCampaign(db *gorm.DB, merchantID, campaignID int64, from, to time.Time, batch int, fn func(Coupon) error) error {
+	var after int64
+	for {
+		q := db.Where("merchant_id = ? AND campaign_id = ? AND id > ?", merchantID, campaignID, after)
+		if !from.IsZero() {
+			q = q.Where("created_at >= ?", from.UTC())
+		}
+		if !to.IsZero() {
+			q = q.Where("created_at < ?", to.UTC())
+		}
+		var rows []Coupon
+		if err := q.Order("id").Limit(batch).Find(&rows).Error; err != nil {
+			return fmt.Errorf("export coupons of campaign %d: %w", campaignID, err)
+		}
+		for _, r := range rows {
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		if len(rows) < batch {
+			return nil
+		}
+		after = rows[len(rows)-1].ID
+	}
+}

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -259,4 +260,31 @@ func FindingEvents(db *gorm.DB, merchantID int64, ids []int64) ([]FindingEvent, 
 	var out []FindingEvent
 	err := db.Where("merchant_id = ? AND finding_id IN ?", merchantID, ids).Order("finding_id, id").Find(&out).Error
 	return out, err
+}
+
+// EachFindingForExport calls fn with the merchant's findings that match f,
+// newest first: one query per batch rows, each continuing below the last id
+// of the one before, so memory stays at one batch. It stops at fn's first
+// error.
+func EachFindingForExport(db *gorm.DB, merchantID int64, f FindingFilter, batch int, fn func(Finding) error) error {
+	before := int64(-1)
+	for {
+		q := MerchantFindings(db, merchantID, f)
+		if before >= 0 {
+			q = q.Where("id < ?", before)
+		}
+		var rows []Finding
+		if err := q.Order("id DESC").Limit(batch).Find(&rows).Error; err != nil {
+			return fmt.Errorf("export findings: %w", err)
+		}
+		for _, r := range rows {
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		if len(rows) < batch {
+			return nil
+		}
+		before = rows[len(rows)-1].ID
+	}
 }

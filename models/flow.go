@@ -249,3 +249,97 @@ func ClaimStuckFlows(tx *gorm.DB, merchantID int64, now, leaseUntil time.Time, a
 		leaseUntil, ids).Error
 	return flows, err
 }
+
+// FlowFilter narrows MerchantFlows; zero fields do not filter.
+type FlowFilter struct {
+	// StoreIDs keeps flows of these stores only (a clerk's); nil does not
+	// filter, an empty non-nil slice keeps none.
+	StoreIDs []int64
+	StoreID  int64
+	CouponID int64
+	Status   FlowStatus
+	// From and To bound the creation time: From <= created_at < To.
+	From, To time.Time
+}
+
+// MerchantFlows returns a query of one merchant's redemption flows that match
+// f, for the caller to order and page. Its columns are qualified, so the
+// caller may join other tables.
+func MerchantFlows(db *gorm.DB, merchantID int64, f FlowFilter) *gorm.DB {
+	q := db.Model(&RedemptionFlow{}).Where("redemption_flows.merchant_id = ?", merchantID)
+	if f.StoreIDs != nil {
+		q = q.Where("redemption_flows.store_id IN ?", f.StoreIDs)
+	}
+	if f.StoreID != 0 {
+		q = q.Where("redemption_flows.store_id = ?", f.StoreID)
+	}
+	if f.CouponID != 0 {
+		q = q.Where("redemption_flows.coupon_id = ?", f.CouponID)
+	}
+	if f.Status != "" {
+		q = q.Where("redemption_flows.status = ?", string(f.Status))
+	}
+	if !f.From.IsZero() {
+		q = q.Where("redemption_flows.created_at >= ?", f.From.UTC())
+	}
+	if !f.To.IsZero() {
+		q = q.Where("redemption_flows.created_at < ?", f.To.UTC())
+	}
+	return q
+}
+
+// FlowExportRow is a redemption flow as the ledger export shows it, with the
+// code of its store and coupon and the name of the token it was made with
+// (empty for coupond itself).
+type FlowExportRow struct {
+	ID             int64
+	RedeemNo       string
+	RequestID      string
+	Operation      Operation
+	Status         FlowStatus
+	RejectReason   *string
+	ReleaseReason  *string
+	StoreCode      string
+	CouponCode     string
+	OrderAmount    int64
+	DiscountAmount int64
+	OrderRef       *string
+	CreatedAt      time.Time
+	FinishedAt     *time.Time
+	OperatorName   string
+}
+
+// EachFlowForExport calls fn with the merchant's redemption flows that match
+// f, newest first, names joined in SQL: one query per batch rows, each
+// continuing below the last id of the one before, so memory stays at one
+// batch whatever the ledger's size. It stops at fn's first error.
+func EachFlowForExport(db *gorm.DB, merchantID int64, f FlowFilter, batch int, fn func(FlowExportRow) error) error {
+	before := int64(-1)
+	for {
+		q := MerchantFlows(db, merchantID, f).
+			Select(`redemption_flows.id, redemption_flows.redeem_no, redemption_flows.request_id, redemption_flows.operation,
+  redemption_flows.status, redemption_flows.reject_reason, redemption_flows.release_reason,
+  COALESCE(s.code, '') AS store_code, COALESCE(c.code, '') AS coupon_code, redemption_flows.order_amount,
+  redemption_flows.discount_amount, redemption_flows.order_ref, redemption_flows.created_at, redemption_flows.finished_at,
+  COALESCE(t.name, '') AS operator_name`).
+			Joins("LEFT JOIN stores s ON s.id = redemption_flows.store_id AND s.merchant_id = redemption_flows.merchant_id").
+			Joins("LEFT JOIN coupons c ON c.id = redemption_flows.coupon_id AND c.merchant_id = redemption_flows.merchant_id").
+			Joins("LEFT JOIN api_tokens t ON t.id = redemption_flows.operator_id AND t.merchant_id = redemption_flows.merchant_id")
+		if before >= 0 {
+			q = q.Where("redemption_flows.id < ?", before)
+		}
+		var rows []FlowExportRow
+		if err := q.Order("redemption_flows.id DESC").Limit(batch).Scan(&rows).Error; err != nil {
+			return fmt.Errorf("export redemptions: %w", err)
+		}
+		for _, r := range rows {
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		if len(rows) < batch {
+			return nil
+		}
+		before = rows[len(rows)-1].ID
+	}
+}

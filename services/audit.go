@@ -96,47 +96,13 @@ func (a *Audit) List(ctx context.Context, actor Actor, f AuditFilter, p PageArgs
 	}
 	db := a.db.WithContext(ctx)
 	mf := models.AuditEventFilter{Action: strings.TrimSpace(f.Action), ActorID: f.ActorID}
-	if f.From != "" || f.To != "" {
-		m, err := models.MerchantByID(db, actor.MerchantID)
-		if err != nil {
-			return Page[models.AuditEvent]{}, fmt.Errorf("find merchant %d: %w", actor.MerchantID, err)
-		}
-		loc, err := time.LoadLocation(m.Timezone)
-		if err != nil {
-			return Page[models.AuditEvent]{}, fmt.Errorf("time zone of merchant %d: %w", m.ID, err)
-		}
-		if mf.From, err = parseBound("from", f.From, loc, false); err != nil {
-			return Page[models.AuditEvent]{}, err
-		}
-		if mf.To, err = parseBound("to", f.To, loc, true); err != nil {
-			return Page[models.AuditEvent]{}, err
-		}
+	var err error
+	if mf.From, mf.To, err = merchantRange(db, actor.MerchantID, f.From, f.To); err != nil {
+		return Page[models.AuditEvent]{}, err
 	}
 	page, err := paginate[models.AuditEvent](models.MerchantAuditEvents(db, actor.MerchantID, mf), "audit_events", p)
 	if err != nil {
 		return page, fmt.Errorf("list audit events: %w", err)
 	}
 	return page, nil
-}
-
-// parseBound reads a bound of a time range: an RFC 3339 time as it is, or a
-// date YYYY-MM-DD in loc, which stands for the start of that day or, for an
-// end bound, the start of the next (so the day is included). Empty is the
-// zero time, no bound.
-func parseBound(name, s string, loc *time.Location, end bool) (time.Time, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return time.Time{}, nil
-	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t.UTC(), nil
-	}
-	d, err := time.ParseInLocation(time.DateOnly, s, loc)
-	if err != nil {
-		return time.Time{}, invalidf("%s must be an RFC 3339 time or a date YYYY-MM-DD", name)
-	}
-	if end {
-		d = d.AddDate(0, 0, 1)
-	}
-	return d.UTC(), nil
 }

@@ -239,32 +239,3 @@ func (c *Campaigns) List(ctx context.Context, actor Actor, f CampaignFilter, p P
 	}
 	return paginate[models.Campaign](q, "campaigns", p)
 }
-
-// EachCode streams the codes of a campaign in issue order to fn, for the CSV
-// export; administrators and finance staff only.
-func (c *Campaigns) EachCode(ctx context.Context, actor Actor, campaignID int64, fn func(models.Coupon) error) error {
-	if err := actor.require(models.RoleAdmin, models.RoleFinance); err != nil {
-		return err
-	}
-	if _, err := c.Get(ctx, actor, campaignID); err != nil {
-		return err
-	}
-	var after int64
-	for {
-		var rows []models.Coupon
-		err := c.db.WithContext(ctx).Where("merchant_id = ? AND campaign_id = ? AND id > ?", actor.MerchantID, campaignID, after).
-			Order("id").Limit(5000).Find(&rows).Error
-		if err != nil {
-			return err
-		}
-		for _, r := range rows {
-			if err := fn(r); err != nil {
-				return err
-			}
-		}
-		if len(rows) < 5000 {
-			return nil
-		}
-		after = rows[len(rows)-1].ID
-	}
-}

@@ -107,30 +107,30 @@ type RedemptionFilter struct {
 	From, To *time.Time
 }
 
+// flowFilter is f for the actor: a clerk sees its stores only.
+func (f RedemptionFilter) flowFilter(actor Actor) models.FlowFilter {
+	mf := models.FlowFilter{StoreID: f.StoreID, CouponID: f.CouponID, Status: f.Status}
+	if actor.Role == models.RoleClerk {
+		mf.StoreIDs = actor.StoreIDs
+		if mf.StoreIDs == nil {
+			mf.StoreIDs = []int64{}
+		}
+	}
+	if f.From != nil {
+		mf.From = *f.From
+	}
+	if f.To != nil {
+		mf.To = *f.To
+	}
+	return mf
+}
+
 // Redemptions returns ledger rows, newest first. A clerk sees its stores only.
 func (c *Coupons) Redemptions(ctx context.Context, actor Actor, f RedemptionFilter, p PageArgs) (Page[models.RedemptionFlow], error) {
 	if err := actor.require(readers()...); err != nil {
 		return Page[models.RedemptionFlow]{}, err
 	}
-	q := c.db.WithContext(ctx).Where("merchant_id = ?", actor.MerchantID)
-	if actor.Role == models.RoleClerk {
-		q = q.Where("store_id IN ?", actor.StoreIDs)
-	}
-	if f.StoreID != 0 {
-		q = q.Where("store_id = ?", f.StoreID)
-	}
-	if f.CouponID != 0 {
-		q = q.Where("coupon_id = ?", f.CouponID)
-	}
-	if f.Status != "" {
-		q = q.Where("status = ?", string(f.Status))
-	}
-	if f.From != nil {
-		q = q.Where("created_at >= ?", f.From.UTC())
-	}
-	if f.To != nil {
-		q = q.Where("created_at < ?", f.To.UTC())
-	}
+	q := models.MerchantFlows(c.db.WithContext(ctx), actor.MerchantID, f.flowFilter(actor))
 	return paginate[models.RedemptionFlow](q, "redemption_flows", p)
 }
 

@@ -36,7 +36,10 @@ const MaxStatementDays = 366
 const AdjustmentLookbackDays = 62
 
 // StatementInput asks for the statements of a range of the merchant's local
-// days, both ends included, as YYYY-MM-DD; StoreID 0 means every store.
+// days. From and To are written as every time range is (see parseBound): a
+// date YYYY-MM-DD, From's day and To's day both included, or an RFC 3339
+// time, From inclusive and To exclusive, which must then be the start of a
+// local day, since statements cover whole days. StoreID 0 means every store.
 type StatementInput struct {
 	From    string
 	To      string
@@ -110,15 +113,39 @@ func (s *Statements) Daily(ctx context.Context, actor Actor, in StatementInput) 
 	if err != nil {
 		return nil, err
 	}
-	from, err := time.ParseInLocation(time.DateOnly, in.From, loc)
+	from, to, err := statementRange(loc, in.From, in.To)
 	if err != nil {
-		return nil, invalidf("from must be a date YYYY-MM-DD")
-	}
-	to, err := time.ParseInLocation(time.DateOnly, in.To, loc)
-	if err != nil {
-		return nil, invalidf("to must be a date YYYY-MM-DD")
+		return nil, err
 	}
 	return s.statement(s.db.WithContext(ctx), m.ID, loc, from, to, in.StoreID)
+}
+
+// statementRange reads a statement's from and to (see StatementInput) as the
+// local midnights of its first and last day. Both are required; a time that is
+// not a local midnight, or a to not after from, is BAD_USER_INPUT.
+func statementRange(loc *time.Location, fromS, toS string) (time.Time, time.Time, error) {
+	var bounds [2]time.Time
+	for i, b := range []struct {
+		name, s string
+		end     bool
+	}{{"from", fromS, false}, {"to", toS, true}} {
+		t, err := parseBound(b.name, b.s, loc, b.end)
+		if err != nil {
+			return time.Time{}, time.Time{}, err
+		}
+		if t.IsZero() {
+			return time.Time{}, time.Time{}, invalidf("%s is required: a date YYYY-MM-DD or an RFC 3339 time", b.name)
+		}
+		if !t.Equal(localDay(t, loc, 0)) {
+			return time.Time{}, time.Time{}, invalidf("%s must be a date YYYY-MM-DD or the start of a day in the merchant's time zone (%s): statements cover whole days", b.name, loc)
+		}
+		bounds[i] = t.In(loc)
+	}
+	if !bounds[1].After(bounds[0]) {
+		return time.Time{}, time.Time{}, invalidf("to must not be before from")
+	}
+	// To is exclusive: the last day is the one before it.
+	return bounds[0], localDay(bounds[1], loc, -1), nil
 }
 
 func (s *Statements) merchant(ctx context.Context, id int64) (*models.Merchant, *time.Location, error) {
