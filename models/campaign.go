@@ -206,3 +206,49 @@ func CampaignByID(db *gorm.DB, merchantID, id int64) (*Campaign, error) {
 	}
 	return &c, nil
 }
+
+// CampaignAt returns the campaign with id, whoever's it is (callers reach it
+// through a row of the merchant's), or gorm.ErrRecordNotFound.
+func CampaignAt(db *gorm.DB, id int64) (*Campaign, error) {
+	var c Campaign
+	if err := db.Take(&c, id).Error; err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// CampaignIDOfCoupon returns the campaign of the coupon with id.
+func CampaignIDOfCoupon(db *gorm.DB, couponID int64) (int64, error) {
+	var c Coupon
+	err := db.Select("campaign_id").Take(&c, couponID).Error
+	return c.CampaignID, err
+}
+
+// CampaignsByIDs returns the merchant's campaigns among ids.
+func CampaignsByIDs(db *gorm.DB, merchantID int64, ids []int64) ([]Campaign, error) {
+	var out []Campaign
+	return out, db.Where("merchant_id = ? AND id IN ?", merchantID, ids).Find(&out).Error
+}
+
+// CampaignStoreIDs returns the stores each of the merchant's campaigns
+// among campaignIDs is limited to; a campaign valid everywhere has none.
+func CampaignStoreIDs(db *gorm.DB, merchantID int64, campaignIDs []int64) (map[int64][]int64, error) {
+	var rows []CampaignStore
+	err := db.Where("merchant_id = ? AND campaign_id IN ?", merchantID, campaignIDs).
+		Order("campaign_id, store_id").Find(&rows).Error
+	out := make(map[int64][]int64)
+	for _, r := range rows {
+		out[r.CampaignID] = append(out[r.CampaignID], r.StoreID)
+	}
+	return out, err
+}
+
+// MerchantCampaigns is the query of the merchant's campaigns, valid at
+// activeAt when it is not nil, for paging.
+func MerchantCampaigns(db *gorm.DB, merchantID int64, activeAt *time.Time) *gorm.DB {
+	q := db.Model(&Campaign{}).Where("merchant_id = ?", merchantID)
+	if activeAt != nil {
+		q = q.Where("valid_from <= ? AND valid_to > ?", activeAt.UTC(), activeAt.UTC())
+	}
+	return q
+}

@@ -284,3 +284,39 @@ func EachCouponOfCampaign(db *gorm.DB, merchantID, campaignID int64, from, to ti
 		after = rows[len(rows)-1].ID
 	}
 }
+
+// CouponsByIDs returns the merchant's coupons among ids.
+func CouponsByIDs(db *gorm.DB, merchantID int64, ids []int64) ([]Coupon, error) {
+	var out []Coupon
+	return out, db.Where("merchant_id = ? AND id IN ?", merchantID, ids).Find(&out).Error
+}
+
+// CouponFilter narrows MerchantCoupons; zero fields do not filter.
+type CouponFilter struct {
+	CampaignID  int64
+	Status      CouponStatus
+	CustomerRef string
+	// RedeemedAt keeps coupons whose live redemption (in progress or
+	// succeeded, refunded or not) is at this store.
+	RedeemedAt int64
+}
+
+// MerchantCoupons is the query of the merchant's coupons that f keeps, for
+// paging.
+func MerchantCoupons(db *gorm.DB, merchantID int64, f CouponFilter) *gorm.DB {
+	q := db.Model(&Coupon{}).Where("merchant_id = ?", merchantID)
+	if f.CampaignID != 0 {
+		q = q.Where("campaign_id = ?", f.CampaignID)
+	}
+	if f.Status != "" {
+		q = q.Where("status = ?", string(f.Status))
+	}
+	if f.CustomerRef != "" {
+		q = q.Where("customer_ref = ?", f.CustomerRef)
+	}
+	if f.RedeemedAt != 0 {
+		q = q.Where(`EXISTS (SELECT 1 FROM redemption_flows f WHERE f.merchant_id = coupons.merchant_id
+  AND f.coupon_id = coupons.id AND f.store_id = ? AND f.status IN ('PROCESSING', 'SUCCEEDED'))`, f.RedeemedAt)
+	}
+	return q
+}

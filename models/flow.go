@@ -343,3 +343,51 @@ func EachFlowForExport(db *gorm.DB, merchantID int64, f FlowFilter, batch int, f
 		before = rows[len(rows)-1].ID
 	}
 }
+
+// FlowsOfCoupons returns the merchant's redemption flows of the coupons
+// among couponIDs, oldest first.
+func FlowsOfCoupons(db *gorm.DB, merchantID int64, couponIDs []int64) ([]RedemptionFlow, error) {
+	var out []RedemptionFlow
+	return out, db.Where("merchant_id = ? AND coupon_id IN ?", merchantID, couponIDs).Order("id").Find(&out).Error
+}
+
+// HoldStats counts, across all merchants, the PROCESSING flows and returns
+// when the oldest was created (nil when none is).
+func HoldStats(db *gorm.DB) (int64, *time.Time, error) {
+	var row struct {
+		N      int64
+		Oldest *time.Time
+	}
+	err := db.Raw(`SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM redemption_flows WHERE status = 'PROCESSING'`).
+		Scan(&row).Error
+	return row.N, row.Oldest, err
+}
+
+// HourCount is the succeeded redemptions of one UTC hour, the hour as
+// "YYYY-MM-DD HH:00:00" (or RFC 3339, as the SQLite driver may give it).
+type HourCount struct {
+	Hour     string
+	Redeemed int64
+	Discount int64
+}
+
+// SucceededByHour counts the merchant's flows that succeeded in [from, to)
+// per UTC hour, with one grouped query; storeIDs, when not nil, keeps those
+// stores; storeID, when not 0, one store.
+func SucceededByHour(db *gorm.DB, merchantID int64, from, to time.Time, storeIDs []int64, storeID int64) ([]HourCount, error) {
+	bucket := "strftime('%Y-%m-%d %H:00:00', finished_at)"
+	if DialectOfDB(db) == Postgres {
+		bucket = "to_char(finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:00:00')"
+	}
+	q := db.Table("redemption_flows").
+		Select(bucket+" AS hour, COUNT(*) AS redeemed, COALESCE(SUM(discount_amount), 0) AS discount").
+		Where("merchant_id = ? AND status = 'SUCCEEDED' AND finished_at >= ? AND finished_at < ?", merchantID, from.UTC(), to.UTC())
+	if storeIDs != nil {
+		q = q.Where("store_id IN ?", storeIDs)
+	}
+	if storeID != 0 {
+		q = q.Where("store_id = ?", storeID)
+	}
+	var rows []HourCount
+	return rows, q.Group("hour").Order("hour").Scan(&rows).Error
+}

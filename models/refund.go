@@ -50,3 +50,10 @@ func RefundsOf(db *gorm.DB, merchantID int64, redemptionIDs []int64) ([]RefundFl
 	err := db.Where("merchant_id = ? AND redemption_id IN ?", merchantID, redemptionIDs).Order("id").Find(&refunds).Error
 	return refunds, err
 }
+
+// RefundsOfCoupons returns the merchant's refunds of the coupons among
+// couponIDs, oldest first.
+func RefundsOfCoupons(db *gorm.DB, merchantID int64, couponIDs []int64) ([]RefundFlow, error) {
+	var out []RefundFlow
+	return out, db.Where("merchant_id = ? AND coupon_id IN ?", merchantID, couponIDs).Order("id").Find(&out).Error
+}

@@ -46,3 +46,9 @@ func StoresOf(db *gorm.DB, merchantID int64, ids []int64) *gorm.DB {
 	}
 	return q
 }
+
+// StoresByIDs returns the merchant's stores among ids.
+func StoresByIDs(db *gorm.DB, merchantID int64, ids []int64) ([]Store, error) {
+	var out []Store
+	return out, db.Where("merchant_id = ? AND id IN ?", merchantID, ids).Find(&out).Error
+}

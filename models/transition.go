@@ -53,3 +53,11 @@ func RecordTransitions(tx *gorm.DB, ts ...CouponTransition) error {
 	vals, args := transitionValues(ts)
 	return tx.Exec(insertTransitionsSQL(vals), args...).Error
 }
+
+// TransitionsOf returns the transitions of the merchant's coupons among
+// couponIDs, per coupon in the order they happened.
+func TransitionsOf(db *gorm.DB, merchantID int64, couponIDs []int64) ([]CouponTransition, error) {
+	var out []CouponTransition
+	return out, db.Where("merchant_id = ? AND coupon_id IN ?", merchantID, couponIDs).
+		Order("coupon_id, version_after").Find(&out).Error
+}

@@ -153,31 +153,31 @@ func (c *Campaigns) cached(db *gorm.DB, id int64) (*models.Campaign, error) {
 	if v, ok := c.byID.Load(id); ok {
 		return v.(*models.Campaign), nil
 	}
-	var camp models.Campaign
-	if err := db.Take(&camp, id).Error; err != nil {
+	camp, err := models.CampaignAt(db, id)
+	if err != nil {
 		return nil, fmt.Errorf("find campaign %d: %w", id, err)
 	}
-	c.byID.Store(id, &camp)
-	return &camp, nil
+	c.byID.Store(id, camp)
+	return camp, nil
 }
 
 // current reads a campaign as it is now, for the rules that change (state,
 // end, refund window); cached is for the benefit, which never does.
 func (c *Campaigns) current(db *gorm.DB, id int64) (*models.Campaign, error) {
-	var camp models.Campaign
-	if err := db.Take(&camp, id).Error; err != nil {
+	camp, err := models.CampaignAt(db, id)
+	if err != nil {
 		return nil, fmt.Errorf("find campaign %d: %w", id, err)
 	}
-	return &camp, nil
+	return camp, nil
 }
 
 // ofCoupon returns a coupon's campaign as it is now.
 func (c *Campaigns) ofCoupon(db *gorm.DB, couponID int64) (*models.Campaign, error) {
-	var cp models.Coupon
-	if err := db.Select("campaign_id").Take(&cp, couponID).Error; err != nil {
+	id, err := models.CampaignIDOfCoupon(db, couponID)
+	if err != nil {
 		return nil, fmt.Errorf("find coupon %d: %w", couponID, err)
 	}
-	return c.current(db, cp.CampaignID)
+	return c.current(db, id)
 }
 
 // Get returns one campaign of the actor's merchant, with current counters.
@@ -185,15 +185,14 @@ func (c *Campaigns) Get(ctx context.Context, actor Actor, id int64) (*models.Cam
 	if err := actor.require(models.RoleAdmin, models.RoleFinance, models.RoleClerk); err != nil {
 		return nil, err
 	}
-	var camp models.Campaign
-	err := c.db.WithContext(ctx).Where("merchant_id = ? AND id = ?", actor.MerchantID, id).Take(&camp).Error
+	camp, err := models.CampaignByID(c.db.WithContext(ctx), actor.MerchantID, id)
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, notFoundf("campaign %d not found", id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("find campaign %d: %w", id, err)
 	}
-	return &camp, nil
+	return camp, nil
 }
 
 // ByIDs returns the actor's campaigns among ids, for batch loaders.
@@ -201,9 +200,7 @@ func (c *Campaigns) ByIDs(ctx context.Context, actor Actor, ids []int64) ([]mode
 	if err := actor.require(models.RoleAdmin, models.RoleFinance, models.RoleClerk); err != nil {
 		return nil, err
 	}
-	var out []models.Campaign
-	err := c.db.WithContext(ctx).Where("merchant_id = ? AND id IN ?", actor.MerchantID, ids).Find(&out).Error
-	return out, err
+	return models.CampaignsByIDs(c.db.WithContext(ctx), actor.MerchantID, ids)
 }
 
 // StoreIDs returns the stores a campaign is limited to, keyed by campaign id;
@@ -212,14 +209,7 @@ func (c *Campaigns) StoreIDs(ctx context.Context, actor Actor, campaignIDs []int
 	if err := actor.require(models.RoleAdmin, models.RoleFinance, models.RoleClerk); err != nil {
 		return nil, err
 	}
-	var rows []models.CampaignStore
-	err := c.db.WithContext(ctx).Where("merchant_id = ? AND campaign_id IN ?", actor.MerchantID, campaignIDs).
-		Order("campaign_id, store_id").Find(&rows).Error
-	out := make(map[int64][]int64)
-	for _, r := range rows {
-		out[r.CampaignID] = append(out[r.CampaignID], r.StoreID)
-	}
-	return out, err
+	return models.CampaignStoreIDs(c.db.WithContext(ctx), actor.MerchantID, campaignIDs)
 }
 
 // CampaignFilter narrows List.
@@ -233,9 +223,5 @@ func (c *Campaigns) List(ctx context.Context, actor Actor, f CampaignFilter, p P
 	if err := actor.require(models.RoleAdmin, models.RoleFinance, models.RoleClerk); err != nil {
 		return Page[models.Campaign]{}, err
 	}
-	q := c.db.WithContext(ctx).Where("merchant_id = ?", actor.MerchantID)
-	if f.ActiveAt != nil {
-		q = q.Where("valid_from <= ? AND valid_to > ?", f.ActiveAt.UTC(), f.ActiveAt.UTC())
-	}
-	return paginate[models.Campaign](q, "campaigns", p)
+	return paginate[models.Campaign](models.MerchantCampaigns(c.db.WithContext(ctx), actor.MerchantID, f.ActiveAt), "campaigns", p)
 }

@@ -34,15 +34,14 @@ func (c *Coupons) ByCode(ctx context.Context, actor Actor, raw string) (*models.
 	if err != nil {
 		return nil, err
 	}
-	var cp models.Coupon
-	err = c.db.WithContext(ctx).Where("merchant_id = ? AND code = ?", actor.MerchantID, code).Take(&cp).Error
+	cp, err := models.CouponByCode(c.db.WithContext(ctx), actor.MerchantID, code)
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, ErrCouponNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("find coupon: %w", err)
 	}
-	return &cp, nil
+	return cp, nil
 }
 
 // ByIDs returns the actor's coupons among ids, for batch loaders.
@@ -50,41 +49,18 @@ func (c *Coupons) ByIDs(ctx context.Context, actor Actor, ids []int64) ([]models
 	if err := actor.require(readers()...); err != nil {
 		return nil, err
 	}
-	var out []models.Coupon
-	err := c.db.WithContext(ctx).Where("merchant_id = ? AND id IN ?", actor.MerchantID, ids).Find(&out).Error
-	return out, err
+	return models.CouponsByIDs(c.db.WithContext(ctx), actor.MerchantID, ids)
 }
 
 // CouponFilter narrows List; zero fields do not filter.
-type CouponFilter struct {
-	CampaignID  int64
-	Status      models.CouponStatus
-	CustomerRef string
-	// RedeemedAt keeps coupons whose live redemption (in progress or
-	// succeeded, refunded or not) is at this store.
-	RedeemedAt int64
-}
+type CouponFilter = models.CouponFilter
 
 // List returns the actor's coupons, newest first.
 func (c *Coupons) List(ctx context.Context, actor Actor, f CouponFilter, p PageArgs) (Page[models.Coupon], error) {
 	if err := actor.require(readers()...); err != nil {
 		return Page[models.Coupon]{}, err
 	}
-	q := c.db.WithContext(ctx).Where("merchant_id = ?", actor.MerchantID)
-	if f.CampaignID != 0 {
-		q = q.Where("campaign_id = ?", f.CampaignID)
-	}
-	if f.Status != "" {
-		q = q.Where("status = ?", string(f.Status))
-	}
-	if f.CustomerRef != "" {
-		q = q.Where("customer_ref = ?", f.CustomerRef)
-	}
-	if f.RedeemedAt != 0 {
-		q = q.Where(`EXISTS (SELECT 1 FROM redemption_flows f WHERE f.merchant_id = coupons.merchant_id
-  AND f.coupon_id = coupons.id AND f.store_id = ? AND f.status IN ('PROCESSING', 'SUCCEEDED'))`, f.RedeemedAt)
-	}
-	return paginate[models.Coupon](q, "coupons", p)
+	return paginate[models.Coupon](models.MerchantCoupons(c.db.WithContext(ctx), actor.MerchantID, f), "coupons", p)
 }
 
 // Transitions returns the transitions of the given coupons in the order they
@@ -93,10 +69,7 @@ func (c *Coupons) Transitions(ctx context.Context, actor Actor, couponIDs []int6
 	if err := actor.require(readers()...); err != nil {
 		return nil, err
 	}
-	var out []models.CouponTransition
-	err := c.db.WithContext(ctx).Where("merchant_id = ? AND coupon_id IN ?", actor.MerchantID, couponIDs).
-		Order("coupon_id, version_after").Find(&out).Error
-	return out, err
+	return models.TransitionsOf(c.db.WithContext(ctx), actor.MerchantID, couponIDs)
 }
 
 // RedemptionFilter narrows Redemptions; zero fields do not filter.
@@ -140,10 +113,7 @@ func (c *Coupons) RedemptionsOfCoupons(ctx context.Context, actor Actor, couponI
 	if err := actor.require(readers()...); err != nil {
 		return nil, err
 	}
-	var out []models.RedemptionFlow
-	err := c.db.WithContext(ctx).Where("merchant_id = ? AND coupon_id IN ?", actor.MerchantID, couponIDs).
-		Order("id").Find(&out).Error
-	return out, err
+	return models.FlowsOfCoupons(c.db.WithContext(ctx), actor.MerchantID, couponIDs)
 }
 
 // Redemption returns one ledger row by redemption number; NOT_FOUND for an
@@ -167,25 +137,17 @@ func (c *Coupons) RefundsOfCoupons(ctx context.Context, actor Actor, couponIDs [
 	if err := actor.require(readers()...); err != nil {
 		return nil, err
 	}
-	var out []models.RefundFlow
-	err := c.db.WithContext(ctx).Where("merchant_id = ? AND coupon_id IN ?", actor.MerchantID, couponIDs).
-		Order("id").Find(&out).Error
-	return out, err
+	return models.RefundsOfCoupons(c.db.WithContext(ctx), actor.MerchantID, couponIDs)
 }
 
 // HoldStats reports, across all merchants, how many coupons are REDEEMING and
 // how long the oldest has been held, for metrics.
 func (c *Coupons) HoldStats(ctx context.Context, now time.Time) (count int64, oldest time.Duration, err error) {
-	var row struct {
-		N      int64
-		Oldest *time.Time
+	n, first, err := models.HoldStats(c.db.WithContext(ctx))
+	if err != nil || first == nil {
+		return n, 0, err
 	}
-	err = c.db.WithContext(ctx).Raw(`SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM redemption_flows WHERE status = 'PROCESSING'`).
-		Scan(&row).Error
-	if err != nil || row.Oldest == nil {
-		return row.N, 0, err
-	}
-	return row.N, now.Sub(*row.Oldest), nil
+	return n, now.Sub(*first), nil
 }
 
 // HourCount is the succeeded redemptions of one UTC hour.
@@ -208,25 +170,12 @@ func (c *Coupons) RedemptionsByHour(ctx context.Context, actor Actor, from, to t
 	if !from.Before(to) || to.Sub(from) > MaxHourlyRange {
 		return nil, invalidf("from must be before to, at most 31 days apart")
 	}
-	bucket := "strftime('%Y-%m-%d %H:00:00', finished_at)"
-	if models.DialectOfDB(c.db) == models.Postgres {
-		bucket = "to_char(finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:00:00')"
-	}
-	q := c.db.WithContext(ctx).Table("redemption_flows").
-		Select(bucket+" AS hour, COUNT(*) AS redeemed, COALESCE(SUM(discount_amount), 0) AS discount").
-		Where("merchant_id = ? AND status = 'SUCCEEDED' AND finished_at >= ? AND finished_at < ?", actor.MerchantID, from.UTC(), to.UTC())
+	var only []int64
 	if actor.Role == models.RoleClerk {
-		q = q.Where("store_id IN ?", actor.StoreIDs)
+		only = append([]int64{}, actor.StoreIDs...)
 	}
-	if storeID != 0 {
-		q = q.Where("store_id = ?", storeID)
-	}
-	var rows []struct {
-		Hour     string
-		Redeemed int64
-		Discount int64
-	}
-	if err := q.Group("hour").Order("hour").Scan(&rows).Error; err != nil {
+	rows, err := models.SucceededByHour(c.db.WithContext(ctx), actor.MerchantID, from, to, only, storeID)
+	if err != nil {
 		return nil, fmt.Errorf("redemptions by hour: %w", err)
 	}
 	out := make([]HourCount, 0, len(rows))

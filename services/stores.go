@@ -98,9 +98,7 @@ func (s *Stores) ByIDs(ctx context.Context, actor Actor, ids []int64) ([]models.
 	if err := actor.require(models.RoleAdmin, models.RoleFinance, models.RoleClerk); err != nil {
 		return nil, err
 	}
-	var out []models.Store
-	err := models.StoresOf(s.db.WithContext(ctx), actor.MerchantID, append([]int64{}, ids...)).Find(&out).Error
-	return out, err
+	return models.StoresByIDs(s.db.WithContext(ctx), actor.MerchantID, ids)
 }
 
 // ByCode returns a store of a merchant by its code.
