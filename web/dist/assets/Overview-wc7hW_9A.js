@@ -1,4 +1,4 @@
-import{r as e}from"./rolldown-runtime-XKyaHtl9.js";import{C as t,E as n,O as r,T as i,Tt as a,a as o,b as s,d as c,h as l,k as u,l as d,m as f,mt as p,r as m,t as h,u as g,v as _,y as v,z as y}from"./Page-BR2FAnnL.js";import{a as b,i as x,n as S,o as C,p as w,r as T,t as E}from"./BarChart-qKPzgZhr.js";import{t as D}from"./index-C6hJvYrK.js";var O=e(a(),1),k=u(),A=n(`
+import{r as e}from"./rolldown-runtime-XKyaHtl9.js";import{C as t,E as n,O as r,T as i,Tt as a,a as o,b as s,d as c,h as l,k as u,l as d,m as f,mt as p,r as m,t as h,u as g,v as _,y as v,z as y}from"./Page-BtucBy5G.js";import{a as b,i as x,n as S,o as C,p as w,r as T,t as E}from"./BarChart-BgKel2XT.js";import{t as D}from"./index-B7ImyNT8.js";var O=e(a(),1),k=u(),A=n(`
   query WeekByHour($from: Time!, $to: Time!) {
     redemptionsByHour(from: $from, to: $to) {
       hour
