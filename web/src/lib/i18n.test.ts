@@ -86,6 +86,7 @@ describe('catalogs', () => {
       CampaignState: 'status.',
       FindingAction: 'findingAction.',
       StatementFigure: 'figure.',
+      DiscountValuation: 'discountAt.',
     };
     for (const [e, prefix] of Object.entries(prefixes)) {
       for (const v of values(e)) expect(hasMessage(`${prefix}${v}`), `${e}.${v}`).toBe(true);
@@ -94,5 +95,6 @@ describe('catalogs', () => {
     expect(values('CampaignState')).toContain('PAUSED');
     expect(values('RejectReason')).toContain('CAMPAIGN_PAUSED');
     expect(values('StatementFigure')).toContain('EXPIRED');
+    expect(values('DiscountValuation')).toContain('CAP');
   });
 });

@@ -501,4 +501,17 @@ export const en = {
   'figure.REFUNDED': 'Refunded',
   'figure.EXPIRED': 'Expired',
   'figure.VOIDED': 'Voided',
+
+  'overview.expiredToday': 'Expired today',
+  'overview.expiredSub': 'face value {amount} · {voided} voided',
+  'overview.liability': 'Outstanding liability',
+  'overview.liabilityHint': 'Unused coupons whose validity and campaign have not ended, at face value.',
+  'overview.liabilityAt': 'as of {at}',
+  'overview.unusedCoupons': 'Unused coupons',
+  'overview.faceValue': 'Face value',
+  'overview.discountCoupons': 'Percent-off coupons',
+  'discountAt.CAP': 'Counted at their cap, the most they can take off.',
+  'discountAt.EXCLUDED': 'Not counted in the face value.',
+  'overview.uncapped': '{n} unused percent-off coupons have no cap and add nothing to the face value.',
+  'overview.noUncapped': 'Every unused percent-off coupon has a cap.',
 } as const;

@@ -501,4 +501,17 @@ export const zh: Messages = {
   'figure.REFUNDED': '撤销',
   'figure.EXPIRED': '过期',
   'figure.VOIDED': '作废',
+
+  'overview.expiredToday': '今日过期',
+  'overview.expiredSub': '面值 {amount} · 作废 {voided} 张',
+  'overview.liability': '未兑付券负债',
+  'overview.liabilityHint': '有效期和批次都未结束的未使用券，按面值计。',
+  'overview.liabilityAt': '截至 {at}',
+  'overview.unusedCoupons': '未使用的券',
+  'overview.faceValue': '面值合计',
+  'overview.discountCoupons': '折扣券',
+  'discountAt.CAP': '按封顶金额计入，即最多可优惠的金额。',
+  'discountAt.EXCLUDED': '不计入面值。',
+  'overview.uncapped': '{n} 张未使用的折扣券没有封顶金额，未计入面值。',
+  'overview.noUncapped': '所有未使用的折扣券都有封顶金额。',
 };
