@@ -165,6 +165,16 @@ async function main() {
     await page.getByTestId('per-store').waitFor();
     await page.getByTestId('hourly-chart').locator('.recharts-bar-rectangle').first().waitFor();
     expectText(await page.locator('.sidebar').innerText(), /Campaigns[\s\S]*Redemptions/, 'admin navigation');
+    const liability = page.getByTestId('liability');
+    await liability.waitFor();
+    const want = (await gql(s.base, s.admin, '{ liability { unusedCount faceValue discountCouponsAt } }')).data.liability;
+    if (!(want.unusedCount > 0)) throw new Error(`demo liability: ${JSON.stringify(want)}`);
+    expectText(await liability.getByTestId('liability-unused').innerText(), new RegExp(`^${want.unusedCount.toLocaleString('en-US')}$`), 'unused coupons');
+    const yuan = `¥${Math.floor(want.faceValue / 100).toLocaleString('en-US')}.${String(want.faceValue % 100).padStart(2, '0')}`;
+    expectText(await liability.getByTestId('liability-face').innerText(), new RegExp(`^${yuan.replace(/[.$]/g, '\\$&')}$`), 'liability face value');
+    expectText(await liability.getByTestId('liability-discount').innerText(), /at their cap/, 'how discount coupons are valued');
+    await page.getByTestId('kpi-expired').waitFor();
+    log(`  liability: ${want.unusedCount} unused, ${yuan}`);
     await shot(page, '02-admin-overview');
   });
 
@@ -610,13 +620,74 @@ async function main() {
     if (!readFileSync(await csv.path(), 'utf8').trim()) throw new Error('statements CSV is empty');
   });
 
+  await step('FINANCE: close yesterday on the statements page; today is refused in words', async () => {
+    if (!hasFindings) return;
+    const tz = (await gql(s.base, s.finance, '{ viewer { merchant { timezone } } }')).data.viewer.merchant.timezone;
+    const dayOf = (d) => new Intl.DateTimeFormat('en-CA', { timeZone: tz }).format(d);
+    const today = dayOf(new Date());
+    const noon = new Date(`${today}T12:00:00Z`);
+    const yesterday = new Date(noon.getTime() - 86400_000).toISOString().slice(0, 10);
+    const days = page.getByTestId('statement-days');
+    const row = days.locator(`tr[data-day="${yesterday}"]`);
+    await row.waitFor();
+    if (await days.locator(`tr[data-day="${today}"]`).getByTestId('close-day').count()) throw new Error('today offers to be closed');
+    // The first request is turned into one for today: the server refuses, the page says why.
+    let rewritten = false;
+    await page.route('**/graphql', async (route) => {
+      const body = route.request().postData() ?? '';
+      if (!rewritten && body.includes('mutation CloseStatementDay')) {
+        rewritten = true;
+        const req = JSON.parse(body);
+        req.variables.input.date = today;
+        return route.continue({ postData: JSON.stringify(req) });
+      }
+      return route.continue();
+    });
+    await row.getByTestId('close-day').click();
+    await row.getByTestId('close-day-confirm').waitFor();
+    await shot(page, '21b-close-day-confirm');
+    await row.getByTestId('confirm-yes').click();
+    const outcome = page.getByTestId('close-day-outcome');
+    await outcome.locator('.alert-error').waitFor();
+    expectText(await outcome.innerText(), /only a day that is over in the merchant's time zone can be closed/, 'BAD_USER_INPUT in words');
+    await page.unroute('**/graphql');
+    await row.getByTestId('close-day').click();
+    await row.getByTestId('confirm-yes').click();
+    await outcome.locator('.alert-success').filter({ hasText: `${yesterday} is closed` }).waitFor();
+    await row.getByTestId('day-closed').waitFor();
+    if (await row.getByTestId('close-day').count()) throw new Error('a closed day still offers to be closed');
+    const st = await gql(s.base, s.finance, 'query($d: String!) { statements(from: $d, to: $d) { closedDays } }', { d: yesterday });
+    if (!st.data?.statements.closedDays.includes(yesterday)) throw new Error(`closedDays: ${JSON.stringify(st)}`);
+    const refused = await gql(s.base, s.finance, 'mutation($d: String!) { closeStatementDay(input: { date: $d }) { closedDays } }', { d: today });
+    if (refused.errors?.[0]?.extensions?.code !== 'BAD_USER_INPUT') throw new Error(`closing today: ${JSON.stringify(refused)}`);
+    // Business that reaches the closed day afterwards: the coupon voided earlier
+    // today is moved back a day, and the daily-statement job books the difference.
+    execFileSync('sqlite3', ['-cmd', '.timeout 10000', dbPath,
+      "UPDATE coupon_transitions SET created_at = date(substr(created_at, 1, 10), '-1 day') || substr(created_at, 11) WHERE to_status = 'VOIDED'"]);
+    const job = await gql(s.base, s.admin, 'mutation { runJob(input: { job: "daily-statement" }) { status } }');
+    if (job.data?.runJob.status !== 'SUCCEEDED') throw new Error(`daily statement: ${JSON.stringify(job)}`);
+    await page.reload();
+    const adj = page.getByTestId('statement-adjustments').locator('tbody tr', { hasText: 'Voided' });
+    await adj.waitFor();
+    expectText(await adj.innerText(), new RegExp(`${today}\\s+${yesterday}[\\s\\S]*No store[\\s\\S]*Voided\\s+\\+1\\s+¥0\\.00`), 'adjustment row');
+    await shot(page, '21c-statements-day-closed');
+  });
+
   await step('switch language to Chinese', async () => {
     await page.locator('.sidebar [data-locale="zh-CN"]').click();
     await page.locator('.nav-link[data-nav="/"]', { hasText: '概览' }).waitFor();
     await page.locator('.nav-link[data-nav="/"]').click();
     await page.getByTestId('per-store').waitFor();
     expectText(await page.locator('.page-header').innerText(), /概览/, 'Chinese overview');
+    await page.getByTestId('liability').filter({ hasText: '按封顶金额计入' }).waitFor();
+    expectText(await page.locator('.card', { has: page.getByTestId('liability') }).innerText(), /未兑付券负债[\s\S]*未使用的券[\s\S]*面值合计/, 'Chinese liability');
     await shot(page, '22-finance-overview-zh');
+    if (hasFindings) {
+      await page.goto(`${s.base}/reconciliation/statements`);
+      await page.getByTestId('statement-days').getByTestId('day-closed').filter({ hasText: '已关账' }).first().waitFor();
+      expectText(await page.locator('.card').first().innerText(), /日结[\s\S]*过期与作废的券[\s\S]*已关账日的调整/, 'Chinese statements');
+      await shot(page, '22b-statements-closed-zh');
+    }
     await page.locator('.nav-link[data-nav="/redemptions"]').click();
     await page.getByTestId('ledger-table').locator('tbody tr').first().waitFor();
     await shot(page, '23-ledger-zh');

@@ -135,6 +135,14 @@ describe('campaign errors', () => {
     expect(errorTextIn('en', 'campaign.error', bad)).toBe('The campaign was not changed: totalQuantity 5 is below the 20 issued');
   });
 
+  it('says in words why a day cannot be closed yet', async () => {
+    const notOver = await answer(() =>
+      json(200, { errors: [{ message: "only a day that is over in the merchant's time zone can be closed", extensions: { code: 'BAD_USER_INPUT' } }] }),
+    );
+    expect(errorTextIn('en', 'recon.close.error', notOver)).toBe("only a day that is over in the merchant's time zone can be closed; today and later days stay open.");
+    expect(errorTextIn('zh-CN', 'recon.close.error', notOver)).toBe('只能为商户时区内已经结束的日子关账，今天及以后的日子不能关账。');
+  });
+
   it('falls back to the general words outside the context', async () => {
     expect(errorTextIn('en', 'campaign.error', await answer(() => json(200, { errors: [{ message: 'x', extensions: { code: 'FORBIDDEN' } }] })))).toBe(
       'Your role may not do this.',

@@ -85,6 +85,8 @@ describe('catalogs', () => {
       JobRunStatus: 'status.',
       CampaignState: 'status.',
       FindingAction: 'findingAction.',
+      StatementFigure: 'figure.',
+      DiscountValuation: 'discountAt.',
     };
     for (const [e, prefix] of Object.entries(prefixes)) {
       for (const v of values(e)) expect(hasMessage(`${prefix}${v}`), `${e}.${v}`).toBe(true);
@@ -92,5 +94,7 @@ describe('catalogs', () => {
     expect(values('CouponStatus')).toContain('REDEEMED');
     expect(values('CampaignState')).toContain('PAUSED');
     expect(values('RejectReason')).toContain('CAMPAIGN_PAUSED');
+    expect(values('StatementFigure')).toContain('EXPIRED');
+    expect(values('DiscountValuation')).toContain('CAP');
   });
 });

@@ -32,6 +32,23 @@ const TodayDocument = graphql(`
         refundedCount
         refundedAmount
       }
+      lapsed {
+        expiredCount
+        expiredValue
+        voidedCount
+      }
+    }
+  }
+`);
+
+const LiabilityDocument = graphql(`
+  query Liability {
+    liability {
+      at
+      unusedCount
+      faceValue
+      discountCouponsAt
+      uncappedDiscountCount
     }
   }
 `);
@@ -90,7 +107,7 @@ const LastRunsDocument = graphql(`
 
 export function OverviewPage() {
   const { t, tk, locale } = useI18n();
-  const { merchantName, stores } = useViewer();
+  const { merchantName, stores, role } = useViewer();
   const fmt = useFormat();
   // The week's chart is counted per hour by the database, however busy the week.
   const [weekStart, weekEnd] = useMemo(() => {
@@ -101,6 +118,8 @@ export function OverviewPage() {
   const [inFlight] = useQuery({ query: InFlightDocument, requestPolicy: 'network-only' });
   const [findings] = useQuery({ query: OpenFindingsDocument, requestPolicy: 'network-only' });
   const [runs, rerunRuns] = useQuery({ query: LastRunsDocument, requestPolicy: 'network-only' });
+  const seesLiability = role === 'ADMIN' || role === 'FINANCE';
+  const [liability, rerunLiability] = useQuery({ query: LiabilityDocument, requestPolicy: 'network-only', pause: !seesLiability });
 
   // Today's numbers come from the server's statement of the merchant's day, so
   // they are exact however busy the day.
@@ -124,8 +143,15 @@ export function OverviewPage() {
       total.refunds += l.refundedCount;
       total.refunded += l.refundedAmount;
     }
-    return { perStore, total };
+    const lapsed = { expired: 0, value: 0, voided: 0 };
+    for (const l of todayRes.data?.statements.lapsed ?? []) {
+      lapsed.expired += l.expiredCount;
+      lapsed.value += l.expiredValue;
+      lapsed.voided += l.voidedCount;
+    }
+    return { perStore, total, lapsed };
   }, [todayRes.data, stores]);
+  const li = liability.data?.liability;
 
   const chart = useMemo(() => {
     const hours = week.data?.redemptionsByHour;
@@ -165,6 +191,11 @@ export function OverviewPage() {
           <div className="kpi-value">{today ? today.total.refunds.toLocaleString() : '—'}</div>
           <div className="kpi-sub">{today ? fmt.money(today.total.refunded) : ''}</div>
         </div>
+        <div className="kpi" data-testid="kpi-expired">
+          <div className="kpi-label">{t('overview.expiredToday')}</div>
+          <div className="kpi-value">{today ? today.lapsed.expired.toLocaleString() : '—'}</div>
+          <div className="kpi-sub">{today ? t('overview.expiredSub', { amount: fmt.money(today.lapsed.value), voided: today.lapsed.voided }) : ''}</div>
+        </div>
         <div className={`kpi ${flights.length ? 'kpi-warning' : ''}`}>
           <div className="kpi-label">{t('overview.inFlight')}</div>
           <div className="kpi-value">
@@ -180,6 +211,43 @@ export function OverviewPage() {
           <div className="kpi-sub">{t('recon.review')} →</div>
         </Link>
       </div>
+      {seesLiability && (
+        <Card
+          title={t('overview.liability')}
+          actions={li ? <span className="muted small">{t('overview.liabilityAt', { at: fmt.dateTime(li.at) })}</span> : undefined}
+        >
+          {liability.error && !li ? (
+            <ErrorState error={liability.error} onRetry={() => rerunLiability({ requestPolicy: 'network-only' })} />
+          ) : !li ? (
+            <Loading />
+          ) : (
+            <div className="liability" data-testid="liability">
+              <p className="muted small">{t('overview.liabilityHint')}</p>
+              <div className="facts">
+                <div className="fact">
+                  <div className="fact-label">{t('overview.unusedCoupons')}</div>
+                  <div className="fact-value kpi-value" data-testid="liability-unused">{li.unusedCount.toLocaleString()}</div>
+                </div>
+                <div className="fact">
+                  <div className="fact-label">{t('overview.faceValue')}</div>
+                  <div className="fact-value kpi-value" data-testid="liability-face">{fmt.money(li.faceValue)}</div>
+                </div>
+                <div className="fact">
+                  <div className="fact-label">{t('overview.discountCoupons')}</div>
+                  <div className="fact-value" data-testid="liability-discount">
+                    {tk(`discountAt.${li.discountCouponsAt}`)}{' '}
+                    {li.discountCouponsAt === 'CAP' && (
+                      <span className={li.uncappedDiscountCount > 0 ? 'warning-text' : 'muted'}>
+                        {li.uncappedDiscountCount > 0 ? t('overview.uncapped', { n: li.uncappedDiscountCount }) : t('overview.noUncapped')}
+                      </span>
+                    )}
+                  </div>
+                </div>
+              </div>
+            </div>
+          )}
+        </Card>
+      )}
       <Card title={t('overview.chart')}>
         {week.error ? (
           <ErrorState error={week.error} onRetry={() => rerunWeek({ requestPolicy: 'network-only' })} />

@@ -9,6 +9,7 @@ import { useI18n } from '../app/i18n';
 import { useCursorPager } from '../app/pager';
 import { useFormat, useViewer } from '../app/viewer';
 import { StatusBadge } from '../components/Badge';
+import { ConfirmButton } from '../components/Confirm';
 import { DataTable } from '../components/DataTable';
 import { Card, Field, PageHeader } from '../components/Page';
 import { Alert, Empty, ErrorState, Loading, useErrorText } from '../components/States';
@@ -16,6 +17,7 @@ import { InputFilter, SelectFilter } from '../components/Filters';
 import { graphql } from '../gql';
 import type { FindingKind, FindingsQuery, FindingStatus, StatementQuery } from '../gql/graphql';
 import { formatCouponCode } from '../lib/code';
+import { errorTextIn } from '../lib/errors';
 import { dayKey, localInputToUtc } from '../lib/dates';
 import { formatFen } from '../lib/money';
 
@@ -88,6 +90,7 @@ const StatementDocument = graphql(`
       timezone
       from
       to
+      closedDays
       stores {
         day
         store {
@@ -100,6 +103,8 @@ const StatementDocument = graphql(`
         refundedAmount
         netCount
         netAmount
+        stored
+        closed
       }
       campaigns {
         day
@@ -117,7 +122,46 @@ const StatementDocument = graphql(`
         refundedAmount
         netCount
         netAmount
+        stored
+        closed
       }
+      lapsed {
+        day
+        campaign {
+          id
+          name
+        }
+        expiredCount
+        expiredValue
+        voidedCount
+        stored
+        closed
+      }
+      adjustments {
+        day
+        closedDay
+        store {
+          id
+          name
+        }
+        campaign {
+          id
+          name
+        }
+        figure
+        count
+        amount
+      }
+    }
+  }
+`);
+
+const CloseStatementDayDocument = graphql(`
+  mutation CloseStatementDay($input: CloseStatementDayInput!) {
+    closeStatementDay(input: $input) {
+      from
+      to
+      closedDays
     }
   }
 `);
@@ -441,8 +485,143 @@ function sum(lines: Line[]) {
 
 const PALETTE = ['#2563eb', '#0f8a5f', '#b45309', '#6d4fc2', '#c2362f', '#0e7490', '#a21caf'];
 
-function Statements() {
+/** daysBetween lists the YYYY-MM-DD days from..to, newest first. */
+function daysBetween(from: string, to: string): string[] {
+  const out: string[] = [];
+  const utc = (day: string) => {
+    const [y, m, d] = day.split('-').map(Number);
+    return Date.UTC(y, m - 1, d);
+  };
+  for (let t = utc(from); t <= utc(to) && out.length <= 366; t += 86400_000) out.push(new Date(t).toISOString().slice(0, 10));
+  return out.reverse();
+}
+
+function signed(n: number): string {
+  return n > 0 ? `+${n}` : String(n);
+}
+
+/** LockIcon is a padlock drawn in SVG (no emoji font is needed to show it). */
+function LockIcon({ title }: { title?: string }) {
+  return (
+    <svg className="lock-icon" width="11" height="12" viewBox="0 0 11 12" role={title ? 'img' : undefined} aria-hidden={title ? undefined : true} aria-label={title}>
+      {title && <title>{title}</title>}
+      <path d="M3 5V3.5a2.5 2.5 0 0 1 5 0V5" fill="none" stroke="currentColor" strokeWidth="1.4" />
+      <rect x="1" y="5" width="9" height="6.5" rx="1.3" fill="currentColor" />
+    </svg>
+  );
+}
+
+function LockBadge() {
   const { t } = useI18n();
+  return (
+    <span className="badge badge-info" data-testid="day-closed">
+      <LockIcon /> {t('recon.dayClosed')}
+    </span>
+  );
+}
+
+const DAYS_SHOWN = 14;
+
+/** Days lists each day of the range with whether it is closed, and closes a day that is over. */
+function Days({ st, stores, onClosed }: { st: StatementQuery['statements']; stores: Line[]; onClosed: () => void }) {
+  const { t, locale } = useI18n();
+  const fmt = useFormat();
+  const [all, setAll] = useState(false);
+  const [note, setNote] = useState<{ kind: 'success' | 'error'; text: string } | null>(null);
+  const [{ fetching }, close] = useMutation(CloseStatementDayDocument);
+  const today = dayKey(new Date(), fmt.timezone);
+  const closed = new Set(st.closedDays);
+  const days = daysBetween(st.from, st.to);
+  const shown = all ? days : days.slice(0, DAYS_SHOWN);
+  const perDay = new Map<string, { count: number; net: number; stored: boolean }>();
+  for (const l of stores) {
+    const d = perDay.get(l.day) ?? { count: 0, net: 0, stored: true };
+    d.count += l.redeemedCount;
+    d.net += l.netAmount;
+    d.stored &&= l.stored;
+    perDay.set(l.day, d);
+  }
+  async function closeDay(day: string) {
+    setNote(null);
+    const res = await close({ input: { date: day } }, { additionalTypenames: ['Statement'] });
+    if (res.data) {
+      setNote({ kind: 'success', text: t('recon.closedDone', { day }) });
+      onClosed();
+    } else setNote({ kind: 'error', text: t('recon.closeFailed', { day, msg: errorTextIn(locale, 'recon.close.error', res.error) }) });
+  }
+  return (
+    <>
+      <h3 className="section-title">
+        {t('recon.days')} <span className="muted">· {t('recon.daysClosed', { n: days.filter((d) => closed.has(d)).length, total: days.length })}</span>
+      </h3>
+      <p className="muted small">{t('recon.daysHint')}</p>
+      {note && (
+        <div data-testid="close-day-outcome">
+          <Alert kind={note.kind}>{note.text}</Alert>
+        </div>
+      )}
+      <div className="table-scroll">
+        <table className="table" data-testid="statement-days">
+          <thead>
+            <tr>
+              <th>{t('recon.day')}</th>
+              <th>{t('recon.dayState')}</th>
+              <th className="num">{t('recon.redeemed')}</th>
+              <th className="num">{t('recon.netAmount')}</th>
+              <th>{t('recon.source')}</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {shown.map((day) => {
+              const d = perDay.get(day);
+              const isClosed = closed.has(day);
+              const over = day < today;
+              return (
+                <tr key={day} data-day={day}>
+                  <td className="nowrap">{day}</td>
+                  <td>
+                    {isClosed ? (
+                      <LockBadge />
+                    ) : over ? (
+                      <span className="badge badge-neutral">{t('recon.dayOpen')}</span>
+                    ) : (
+                      <span className="badge badge-muted">{t('recon.dayNotOver')}</span>
+                    )}
+                  </td>
+                  <td className="num">{d?.count ?? 0}</td>
+                  <td className="num">{fmt.money(d?.net ?? 0)}</td>
+                  <td className="muted small">{isClosed || d?.stored ? t('recon.stored') : d ? t('recon.live') : '—'}</td>
+                  <td>
+                    {over && !isClosed && (
+                      <ConfirmButton
+                        small
+                        testId="close-day"
+                        label={fetching ? t('recon.closing') : t('recon.closeDay')}
+                        question={t('recon.closeDayConfirm', { day })}
+                        confirmLabel={t('recon.closeDayYes')}
+                        disabled={fetching}
+                        onConfirm={() => closeDay(day)}
+                      />
+                    )}
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
+      {!all && days.length > DAYS_SHOWN && (
+        <button type="button" className="btn btn-ghost btn-small" onClick={() => setAll(true)}>
+          {t('recon.showAllDays', { n: days.length })}
+        </button>
+      )}
+    </>
+  );
+}
+
+function Statements() {
+  const { t, tk } = useI18n();
   const { stores } = useViewer();
   const fmt = useFormat();
   const [params, setParams] = useSearchParams();
@@ -473,6 +652,10 @@ function Statements() {
   }, [st]);
   const lines = st ? [...st.stores].sort((a, b) => b.day.localeCompare(a.day) || a.store.name.localeCompare(b.store.name)) : [];
   const total = sum(lines);
+  const lapsed = st ? [...st.lapsed].sort((a, b) => b.day.localeCompare(a.day) || a.campaign.name.localeCompare(b.campaign.name)) : [];
+  const lapsedTotal = lapsed.reduce((a, l) => ({ expired: a.expired + l.expiredCount, value: a.value + l.expiredValue, voided: a.voided + l.voidedCount }), { expired: 0, value: 0, voided: 0 });
+  const adjustments = st ? [...st.adjustments].sort((a, b) => b.day.localeCompare(a.day) || b.closedDay.localeCompare(a.closedDay)) : [];
+  const lock = (closed: boolean) => (closed ? <span className="day-lock"><LockIcon title={t('recon.dayClosed')} /></span> : null);
   return (
     <>
       <div className="toolbar">
@@ -489,6 +672,7 @@ function Statements() {
         {!validRange && <Alert kind="warning">{t('recon.badRange')}</Alert>}
         {validRange && res.error && !st && <ErrorState error={res.error} onRetry={() => reexecute({ requestPolicy: 'network-only' })} />}
         {validRange && !st && !res.error && <Loading />}
+        {st && <Days st={st} stores={st.stores} onClosed={() => reexecute({ requestPolicy: 'network-only' })} />}
         {st && lines.length === 0 && <Empty>{t('recon.statementEmpty')}</Empty>}
         {st && lines.length > 0 && (
           <>
@@ -524,7 +708,10 @@ function Statements() {
                 <tbody>
                   {lines.map((l) => (
                     <tr key={`${l.day}-${l.store.id}`}>
-                      <td className="nowrap">{l.day}</td>
+                      <td className="nowrap">
+                        {l.day}
+                        {lock(l.closed)}
+                      </td>
                       <td>{l.store.name}</td>
                       <td className="num">{l.redeemedCount}</td>
                       <td className="num">{fmt.money(l.redeemedAmount)}</td>
@@ -570,7 +757,10 @@ function Statements() {
                         .sort((a, b) => b.day.localeCompare(a.day) || a.store.name.localeCompare(b.store.name))
                         .map((l) => (
                           <tr key={`${l.day}-${l.store.id}-${l.campaign?.id}`}>
-                            <td className="nowrap">{l.day}</td>
+                            <td className="nowrap">
+                              {l.day}
+                              {lock(l.closed)}
+                            </td>
                             <td>{l.store.name}</td>
                             <td>{l.campaign?.name ?? '—'}</td>
                             <td className="num">{l.redeemedCount}</td>
@@ -584,6 +774,92 @@ function Statements() {
                   </table>
                 </div>
               </>
+            )}
+          </>
+        )}
+        {st && (
+          <>
+            <h3 className="section-title">{t('recon.lapsed')}</h3>
+            {storeId ? (
+              <p className="muted small">{t('recon.lapsedOneStore')}</p>
+            ) : lapsed.length === 0 ? (
+              <Empty>{t('recon.lapsedEmpty')}</Empty>
+            ) : (
+              <>
+                <p className="muted small">{t('recon.lapsedHint')}</p>
+                <div className="table-scroll">
+                  <table className="table" data-testid="statement-lapsed">
+                    <thead>
+                      <tr>
+                        <th>{t('recon.day')}</th>
+                        <th>{t('common.campaign')}</th>
+                        <th className="num">{t('recon.expired')}</th>
+                        <th className="num">{t('recon.expiredValue')}</th>
+                        <th className="num">{t('recon.voided')}</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {lapsed.map((l) => (
+                        <tr key={`${l.day}-${l.campaign.id}`}>
+                          <td className="nowrap">
+                            {l.day}
+                            {lock(l.closed)}
+                          </td>
+                          <td>{l.campaign.name}</td>
+                          <td className="num">{l.expiredCount}</td>
+                          <td className="num">{fmt.money(l.expiredValue)}</td>
+                          <td className="num">{l.voidedCount}</td>
+                        </tr>
+                      ))}
+                    </tbody>
+                    <tfoot>
+                      <tr>
+                        <td colSpan={2}>{t('overview.total')}</td>
+                        <td className="num">{lapsedTotal.expired}</td>
+                        <td className="num">{fmt.money(lapsedTotal.value)}</td>
+                        <td className="num">{lapsedTotal.voided}</td>
+                      </tr>
+                    </tfoot>
+                  </table>
+                </div>
+              </>
+            )}
+            <h3 className="section-title">{t('recon.adjustments')}</h3>
+            <p className="muted small">{t('recon.adjustmentsHint')}</p>
+            {adjustments.length === 0 ? (
+              <Empty>{t('recon.adjustmentsEmpty')}</Empty>
+            ) : (
+              <div className="table-scroll">
+                <table className="table" data-testid="statement-adjustments">
+                  <thead>
+                    <tr>
+                      <th>{t('recon.bookedOn')}</th>
+                      <th>{t('recon.closedDayAdjusted')}</th>
+                      <th>{t('common.store')}</th>
+                      <th>{t('common.campaign')}</th>
+                      <th>{t('recon.figure')}</th>
+                      <th className="num">{t('recon.count')}</th>
+                      <th className="num">{t('recon.amount')}</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {adjustments.map((a, i) => (
+                      <tr key={i}>
+                        <td className="nowrap">{a.day}</td>
+                        <td className="nowrap">
+                          {a.closedDay}
+                          {lock(true)}
+                        </td>
+                        <td>{a.store?.name ?? <span className="muted">{t('recon.noStore')}</span>}</td>
+                        <td>{a.campaign.name}</td>
+                        <td>{tk(`figure.${a.figure}`)}</td>
+                        <td className="num">{signed(a.count)}</td>
+                        <td className="num">{a.amount > 0 ? `+${fmt.money(a.amount)}` : fmt.money(a.amount)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
             )}
           </>
         )}
