@@ -14,6 +14,8 @@
 #                               the Redis faults out to stay within its 70 s
 #   ONLY=redis bench/run.sh perf    the Redis on/off scenarios on 3 replicas
 #                               alone (KNEE=N: the single server's knee)
+#   An ONLY run leaves docs/ alone: its report and record go to
+#   bench/results/<date>-redis[-faults].{md,json}.
 #   RATE=300 bench/run.sh probe one constant-rate run, printing latency and
 #                               the server's pprof top (no report written)
 #
@@ -39,17 +41,21 @@ common=(-bin "$tmp/coupond" -dir "$tmp" -pg-host "${PGHOST:-127.0.0.1}" -pg-port
 run_perf() {
   local q=() cmd="bench/run.sh perf"
   if [ -n "${QUICK:-}" ]; then q=(-quick); cmd="QUICK=1 bench/run.sh perf"; fi
-  if [ -n "${ONLY:-}" ]; then q+=(-only "$ONLY"); cmd="ONLY=$ONLY $cmd"; fi
+  local doc="$docs/PERFORMANCE.md" rec="$results/$date.json"
+  if [ -n "${ONLY:-}" ]; then
+    q+=(-only "$ONLY"); cmd="ONLY=$ONLY $cmd"; doc="$results/$date-$ONLY.md"; rec="$results/$date-$ONLY.json"
+  fi
   if [ -n "${KNEE:-}" ]; then q+=(-knee "$KNEE"); fi
-  "$tmp/coupond-bench" perf "${common[@]}" "${q[@]}" -command "$cmd" \
-    -doc "$docs/PERFORMANCE.md" -json "$results/$date.json"
+  "$tmp/coupond-bench" perf "${common[@]}" "${q[@]}" -command "$cmd" -doc "$doc" -json "$rec"
 }
 run_faults() {
   local c=() cmd="bench/run.sh faults"
   if [ -n "${CI:-}" ]; then c=(-ci); cmd="CI=1 bench/run.sh faults"; fi
-  if [ -n "${ONLY:-}" ]; then c+=(-only "$ONLY"); cmd="ONLY=$ONLY $cmd"; fi
-  "$tmp/coupond-bench" faults "${common[@]}" -bin "$tmp/coupond-faults" "${c[@]}" -command "$cmd" \
-    -doc "$docs/RELIABILITY.md" -json "$results/$date-faults.json"
+  local doc="$docs/RELIABILITY.md" rec="$results/$date-faults.json"
+  if [ -n "${ONLY:-}" ]; then
+    c+=(-only "$ONLY"); cmd="ONLY=$ONLY $cmd"; doc="$results/$date-$ONLY-faults.md"; rec="$results/$date-$ONLY-faults.json"
+  fi
+  "$tmp/coupond-bench" faults "${common[@]}" -bin "$tmp/coupond-faults" "${c[@]}" -command "$cmd" -doc "$doc" -json "$rec"
 }
 case "$what" in
   perf) run_perf ;;
