@@ -8,6 +8,14 @@
 #   bench/run.sh                perf, full sizes
 #   CI=1 bench/run.sh faults    the fault suite's short subset (about 70 s)
 #   bench/run.sh faults         the whole fault suite
+#   ONLY=redis bench/run.sh faults  the Redis faults alone (3 replicas)
+#   CI=1 ONLY=redis bench/run.sh faults  their one short row (about 15 s), a
+#                               CI job of its own: the CI subset above leaves
+#                               the Redis faults out to stay within its 70 s
+#   ONLY=redis bench/run.sh perf    the Redis on/off scenarios on 3 replicas
+#                               alone (KNEE=N: the single server's knee)
+#   An ONLY run leaves docs/ alone: its report and record go to
+#   bench/results/<date>-redis[-faults].{md,json}.
 #   RATE=300 bench/run.sh probe one constant-rate run, printing latency and
 #                               the server's pprof top (no report written)
 #
@@ -33,14 +41,21 @@ common=(-bin "$tmp/coupond" -dir "$tmp" -pg-host "${PGHOST:-127.0.0.1}" -pg-port
 run_perf() {
   local q=() cmd="bench/run.sh perf"
   if [ -n "${QUICK:-}" ]; then q=(-quick); cmd="QUICK=1 bench/run.sh perf"; fi
-  "$tmp/coupond-bench" perf "${common[@]}" "${q[@]}" -command "$cmd" \
-    -doc "$docs/PERFORMANCE.md" -json "$results/$date.json"
+  local doc="$docs/PERFORMANCE.md" rec="$results/$date.json"
+  if [ -n "${ONLY:-}" ]; then
+    q+=(-only "$ONLY"); cmd="ONLY=$ONLY $cmd"; doc="$results/$date-$ONLY.md"; rec="$results/$date-$ONLY.json"
+  fi
+  if [ -n "${KNEE:-}" ]; then q+=(-knee "$KNEE"); fi
+  "$tmp/coupond-bench" perf "${common[@]}" "${q[@]}" -command "$cmd" -doc "$doc" -json "$rec"
 }
 run_faults() {
   local c=() cmd="bench/run.sh faults"
   if [ -n "${CI:-}" ]; then c=(-ci); cmd="CI=1 bench/run.sh faults"; fi
-  "$tmp/coupond-bench" faults "${common[@]}" -bin "$tmp/coupond-faults" "${c[@]}" -command "$cmd" \
-    -doc "$docs/RELIABILITY.md" -json "$results/$date-faults.json"
+  local doc="$docs/RELIABILITY.md" rec="$results/$date-faults.json"
+  if [ -n "${ONLY:-}" ]; then
+    c+=(-only "$ONLY"); cmd="ONLY=$ONLY $cmd"; doc="$results/$date-$ONLY-faults.md"; rec="$results/$date-$ONLY-faults.json"
+  fi
+  "$tmp/coupond-bench" faults "${common[@]}" -bin "$tmp/coupond-faults" "${c[@]}" -command "$cmd" -doc "$doc" -json "$rec"
 }
 case "$what" in
   perf) run_perf ;;

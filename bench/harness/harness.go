@@ -163,6 +163,8 @@ type ServerConfig struct {
 	// DebugPort, when set, serves the server's pprof profiles on
 	// 127.0.0.1:DebugPort (serve --debug-addr).
 	DebugPort int
+	// RedisURL, when set, is serve --redis-url.
+	RedisURL string
 }
 
 // Server is a running coupond serve process.
@@ -180,6 +182,9 @@ func (s *Server) URL() string { return fmt.Sprintf("http://127.0.0.1:%d", s.cfg.
 
 // Config returns the server's configuration.
 func (s *Server) Config() ServerConfig { return s.cfg }
+
+// SetRedisURL changes --redis-url for the next Start.
+func (s *Server) SetRedisURL(url string) { s.mu.Lock(); s.cfg.RedisURL = url; s.mu.Unlock() }
 
 // StartServer starts coupond serve with the rate limits off and waits until
 // /readyz answers.
@@ -221,6 +226,9 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	if c.DebugPort > 0 {
 		args = append(args, "--debug-addr", fmt.Sprintf("127.0.0.1:%d", c.DebugPort))
+	}
+	if c.RedisURL != "" {
+		args = append(args, "--redis-url", c.RedisURL)
 	}
 	logf, err := os.OpenFile(filepath.Join(s.env.Dir, c.Name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {

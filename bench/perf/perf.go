@@ -24,8 +24,12 @@ import (
 // Config sizes a run.
 type Config struct {
 	Quick bool
-	Env   harness.Env
-	Log   func(format string, a ...any)
+	// Only, when "redis", runs the Redis on/off comparison on three
+	// replicas alone, at half of Knee.
+	Only string
+	Knee float64
+	Env  harness.Env
+	Log  func(format string, a ...any)
 }
 
 // Scenario is one scenario's measurement.
@@ -125,6 +129,14 @@ type Result struct {
 	LoadAvg []string `json:"loadavg_start_end"`
 	// HostCPU is how the machine's CPU time was spent over the whole run.
 	HostCPU harness.HostShare `json:"host_cpu"`
+	// Only is "redis" for a run of the Redis comparison alone.
+	Only string `json:"only,omitempty"`
+	// Replicas compares scenarios on three replicas with Redis off and on,
+	// the fixed-rate one at ReplicaRate, half of the single server's knee
+	// ReplicaKnee.
+	Replicas    []ReplicaScenario `json:"replicas_redis,omitempty"`
+	ReplicaKnee float64           `json:"replicas_knee_per_sec,omitempty"`
+	ReplicaRate float64           `json:"replicas_rate_per_sec,omitempty"`
 }
 
 func (c Config) logf(format string, a ...any) {
@@ -159,6 +171,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.Host, _ = os.Hostname()
 	res.LoadAvg = append(res.LoadAvg, loadavg())
 	host0 := harness.ReadHostCPU()
+	if cfg.Only == "redis" {
+		res.Only = cfg.Only
+		err := redisReplicas(ctx, cfg, res, cfg.Knee)
+		res.WallSeconds = round(time.Since(start).Seconds())
+		res.LoadAvg = append(res.LoadAvg, loadavg())
+		res.HostCPU = harness.ReadHostCPU().Since(host0)
+		return res, err
+	}
 	nIssue, pgSecs, pgCoupons := 1_000_000, 20, 1_000_000
 	nLoad := 300_000
 	if cfg.Quick {
@@ -392,6 +412,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	s.Extra = map[string]any{"executions": flows, "distinct_answers": len(answers), "coupon_transitions": transitions}
 	if err := audit(&s); err != nil {
 		return nil, err
+	}
+
+	// Three replicas, Redis off and on. The single server stays up, idle.
+	if err := redisReplicas(ctx, cfg, res, res.Knee); err != nil {
+		return nil, fmt.Errorf("replicas: %w", err)
 	}
 
 	// Mixed day on the webhook adapter.

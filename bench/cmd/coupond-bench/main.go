@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -37,6 +39,8 @@ func main() {
 	dir := fs.String("dir", os.TempDir(), "scratch directory for logs")
 	quick := fs.Bool("quick", false, "perf: small sizes and short steps (under 2 minutes)")
 	ci := fs.Bool("ci", false, "faults: the short subset (about 70 s)")
+	only := fs.String("only", "", "faults, perf: run only this group (redis: the Redis faults, or the Redis on/off scenarios on three replicas)")
+	knee := fs.Float64("knee", 0, "perf -only redis: the single server's knee, whose half is the replicas' fixed rate (default: the latest record's)")
 	doc := fs.String("doc", "", "write the Markdown report here")
 	out := fs.String("json", "", "write the JSON record here")
 	command := fs.String("command", "", "the command line to print in the report")
@@ -59,7 +63,15 @@ func main() {
 	failed := false
 	switch cmd {
 	case "perf":
-		res, err := perf.Run(ctx, perf.Config{Quick: *quick, Env: env, Log: logf})
+		if *only == "redis" && *knee <= 0 {
+			*knee = latestKnee(filepath.Dir(*out), "bench/results")
+			if *knee <= 0 {
+				fmt.Fprintln(os.Stderr, "perf -only redis: no record with a knee found; give -knee (KNEE=N)")
+				os.Exit(2)
+			}
+			logf("single-server knee %.0f/s, from the latest record", *knee)
+		}
+		res, err := perf.Run(ctx, perf.Config{Quick: *quick, Only: *only, Knee: *knee, Env: env, Log: logf})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "perf:", err)
 			os.Exit(1)
@@ -74,13 +86,13 @@ func main() {
 		}
 		return
 	case "faults":
-		res, err := faults.Run(ctx, faults.Config{CI: *ci, Env: env, Log: logf})
+		res, err := faults.Run(ctx, faults.Config{CI: *ci, Only: *only, Env: env, Log: logf})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "faults:", err)
 			os.Exit(1)
 		}
 		md, rec = res.Markdown(*command), res
-		failed = res.Violations() > 0
+		failed = res.Violations() > 0 || res.RedisCaused() > 0
 	case "render-perf", "render-faults":
 		// Re-render a report from its JSON record (-json is read, not written).
 		b, err := os.ReadFile(*out)
@@ -122,7 +134,32 @@ func main() {
 		}
 	}
 	if failed {
-		fmt.Fprintln(os.Stderr, strings.Repeat("!", 3), "invariant violations found")
+		fmt.Fprintln(os.Stderr, strings.Repeat("!", 3), "invariant violations or client errors caused by Redis found")
 		os.Exit(1)
 	}
+}
+
+// latestKnee returns the knee of the newest perf record in dirs that has
+// one, or 0.
+func latestKnee(dirs ...string) float64 {
+	for _, dir := range dirs {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+		sort.Sort(sort.Reverse(sort.StringSlice(files)))
+		for _, f := range files {
+			if strings.HasSuffix(f, "-faults.json") {
+				continue
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				continue
+			}
+			var r struct {
+				Knee float64 `json:"knee_per_sec"`
+			}
+			if json.Unmarshal(b, &r) == nil && r.Knee > 0 {
+				return r.Knee
+			}
+		}
+	}
+	return 0
 }
