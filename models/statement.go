@@ -187,23 +187,24 @@ func dayCase(col string, bounds []time.Time) (string, []any) {
 // StatementDaysIn returns the merchant's stored statement rows of the days
 // from..to (YYYY-MM-DD, both included), day rows included.
 func StatementDaysIn(db *gorm.DB, merchantID int64, from, to string) ([]StatementDay, error) {
-	var rows []StatementDay
-	err := db.Where("merchant_id = ? AND day >= ? AND day <= ?", merchantID, from, to).
-		Order("day, store_id, campaign_id").Find(&rows).Error
-	if err != nil {
-		return nil, fmt.Errorf("stored statements %s..%s: %w", from, to, err)
-	}
-	return rows, nil
+	return statementDays(db, merchantID, from, to, false)
 }
 
 // ClosedStatementDays returns the merchant's closed statement rows of the
 // days from..to, day rows included.
 func ClosedStatementDays(db *gorm.DB, merchantID int64, from, to string) ([]StatementDay, error) {
+	return statementDays(db, merchantID, from, to, true)
+}
+
+func statementDays(db *gorm.DB, merchantID int64, from, to string, closedOnly bool) ([]StatementDay, error) {
+	q := db.Where("merchant_id = ? AND day >= ? AND day <= ?", merchantID, from, to)
+	what := "stored"
+	if closedOnly {
+		q, what = q.Where("closed_at IS NOT NULL"), "closed"
+	}
 	var rows []StatementDay
-	err := db.Where("merchant_id = ? AND day >= ? AND day <= ? AND closed_at IS NOT NULL", merchantID, from, to).
-		Order("day, store_id, campaign_id").Find(&rows).Error
-	if err != nil {
-		return nil, fmt.Errorf("closed statements %s..%s: %w", from, to, err)
+	if err := q.Order("day, store_id, campaign_id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("%s statements %s..%s: %w", what, from, to, err)
 	}
 	return rows, nil
 }
