@@ -214,3 +214,14 @@ var (
 	RequestKey = requestKey
 	TakenKey   = takenKey
 )
+
+// WaitUsageWrites waits until no background write of a token's last use is
+// in flight, so a test can tell "not written" from "not written yet".
+func (t *Tokens) WaitUsageWrites() {
+	for range maxUsageWriters {
+		t.usageWriters <- struct{}{}
+	}
+	for range maxUsageWriters {
+		<-t.usageWriters
+	}
+}
