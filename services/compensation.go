@@ -91,12 +91,6 @@ func (c *Compensator) Run(ctx context.Context) (CompensationResult, error) {
 	return res, err
 }
 
-// RunMerchant is Run for one merchant's redemptions only.
-func (c *Compensator) RunMerchant(ctx context.Context, merchantID int64) (CompensationResult, error) {
-	res, _, err := c.run(ctx, merchantID)
-	return res, err
-}
-
 // run is Run over one merchant, or every merchant when merchantID is 0; it
 // also returns the counts of each merchant it claimed redemptions of.
 func (c *Compensator) run(ctx context.Context, merchantID int64) (CompensationResult, map[int64]*CompensationResult, error) {

@@ -59,12 +59,6 @@ func (s *Statements) CloseDay(ctx context.Context) (CloseDayResult, error) {
 	return res, err
 }
 
-// CloseDayMerchant is CloseDay for one merchant.
-func (s *Statements) CloseDayMerchant(ctx context.Context, merchantID int64) (CloseDayResult, error) {
-	res, _, err := s.closeDay(ctx, merchantID)
-	return res, err
-}
-
 // closeDay is CloseDay for one merchant, or every merchant when merchantID is
 // 0; it also returns the totals of each merchant whose day had lines or
 // adjustments.
