@@ -17,7 +17,13 @@ var FillCouponCodes = fillCouponCodes
 // CheckWithReference runs the reconciliation checks as they were first
 // written, one plain query each, for tests that compare them with Check.
 func CheckWithReference(ctx context.Context, r *Reconciler) ([]Violation, error) {
-	return r.run(ctx, referenceChecks, 1, 0)
+	return r.run(ctx, referenceChecks, runMode{workers: 1}, 0)
+}
+
+// CheckYielding runs the checks as the scheduled job does: one at a time,
+// without parallel workers, pausing after each.
+func CheckYielding(ctx context.Context, r *Reconciler) ([]Violation, error) {
+	return r.run(ctx, checks, yieldingRun, 0)
 }
 
 // referenceChecks are the checks as first written: the straightforward SQL of

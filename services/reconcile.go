@@ -65,7 +65,7 @@ func (v Violation) String() string {
 // connection of its own: every check compares rows of one snapshot, and the
 // grace periods cover what changes between checks.
 func (r *Reconciler) Check(ctx context.Context) ([]Violation, error) {
-	return r.run(ctx, checks, checkWorkers, 0)
+	return r.run(ctx, checks, runMode{workers: checkWorkers}, 0)
 }
 
 // checkWorkers is how many checks run at once. Most checks are one big join,
@@ -73,9 +73,28 @@ func (r *Reconciler) Check(ctx context.Context) ([]Violation, error) {
 // without taking more than two connections from the pool.
 const checkWorkers = 2
 
+// runMode is how a run shares the database with the tills. `coupond audit`
+// runs the checks as fast as it can (an operator waits for it); the
+// scheduled job and runJob yield: one check at a time, without parallel
+// query workers, and a pause after each check as long as the check took, so
+// the job holds at most half of one core of the database and the redemptions
+// keep the rest (see the reconciliation rows of docs/PERFORMANCE.md).
+type runMode struct {
+	workers int
+	// yield turns on the single-core plan and the pauses.
+	yield bool
+}
+
+// yieldingRun is the job's mode.
+var yieldingRun = runMode{workers: 1, yield: true}
+
+// maxYieldPause bounds one pause, so a slow check on a huge ledger does not
+// stretch the run without limit.
+const maxYieldPause = 5 * time.Second
+
 // run runs the checks, all merchants' rows or, with merchantID other than 0,
 // that merchant's only.
-func (r *Reconciler) run(ctx context.Context, all []check, workers int, merchantID int64) ([]Violation, error) {
+func (r *Reconciler) run(ctx context.Context, all []check, mode runMode, merchantID int64) ([]Violation, error) {
 	now := r.now()
 	p := checkParams{now: now, refundCutoff: now.Add(-r.interval), stuckCutoff: now.Add(-r.interval)}
 	var todo []check
@@ -94,7 +113,7 @@ func (r *Reconciler) run(ctx context.Context, all []check, workers int, merchant
 		failed   error
 	)
 	next := make(chan int)
-	for range min(workers, len(todo)) {
+	for range min(mode.workers, len(todo)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -106,11 +125,18 @@ func (r *Reconciler) run(ctx context.Context, all []check, workers int, merchant
 					// condition down into the check's own scans.
 					q, args = "SELECT * FROM ("+q+") q WHERE q.merchant_id = ?", append(args, merchantID)
 				}
-				if err := db.Raw(q, args...).Scan(&rows[i]).Error; err != nil {
+				began := time.Now()
+				if err := r.runCheck(db, mode, q, args, &rows[i]); err != nil {
 					// The first failure cancels the other checks; their
 					// cancellation errors say nothing more.
 					failOnce.Do(func() { failed = fmt.Errorf("reconciliation check %s: %w", c.kind, err) })
 					cancel()
+				}
+				if mode.yield {
+					select {
+					case <-ctx.Done():
+					case <-time.After(min(time.Since(began), maxYieldPause)):
+					}
 				}
 			}
 		}()
@@ -144,6 +170,24 @@ func (r *Reconciler) run(ctx context.Context, all []check, workers int, merchant
 		}
 	}
 	return out, nil
+}
+
+// runCheck runs one check's query into rows. A yielding run on PostgreSQL
+// runs it in a read-only transaction that turns parallel query off, so the
+// check's joins take one backend's core instead of up to three.
+func (r *Reconciler) runCheck(db *gorm.DB, mode runMode, q string, args []any, rows *[]checkRow) error {
+	if !mode.yield || models.DialectOfDB(db) != models.Postgres {
+		return db.Raw(q, args...).Scan(rows).Error
+	}
+	return db.Transaction(func(tx *gorm.DB) error {
+		if err := tx.Exec("SET TRANSACTION READ ONLY").Error; err != nil {
+			return err
+		}
+		if err := tx.Exec("SET LOCAL max_parallel_workers_per_gather = 0").Error; err != nil {
+			return err
+		}
+		return tx.Raw(q, args...).Scan(rows).Error
+	})
 }
 
 // ReconcileResult counts what one reconciliation run found.
@@ -182,7 +226,7 @@ func (r *Reconciler) ReconcileMerchant(ctx context.Context, merchantID int64) (R
 // merchantID is 0; it also returns the counts of each merchant with a
 // violation.
 func (r *Reconciler) reconcile(ctx context.Context, merchantID int64) (ReconcileResult, map[int64]*ReconcileResult, error) {
-	vs, err := r.run(ctx, checks, checkWorkers, merchantID)
+	vs, err := r.run(ctx, checks, yieldingRun, merchantID)
 	if err != nil {
 		return ReconcileResult{}, nil, err
 	}

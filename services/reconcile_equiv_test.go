@@ -88,6 +88,13 @@ VALUES (?, ?, ?, ?, ?, 'planted', 'system', ?)`, l.merchant.ID, l.couponID(code)
 			if g, w := violationSet(got), violationSet(want); g != w {
 				t.Fatalf("after %s:\ngot\n%s\nwant\n%s", p.name, g, w)
 			}
+			// The job's yielding run (one check at a time, no parallel
+			// workers, pauses) reports the same.
+			yielded, err := services.CheckYielding(ctx, l.svc.Reconciliation)
+			must(t, err)
+			if g, w := violationSet(yielded), violationSet(want); g != w {
+				t.Fatalf("yielding run after %s:\ngot\n%s\nwant\n%s", p.name, g, w)
+			}
 		}
 		if vs, _ := l.svc.Reconciliation.Check(ctx); len(vs) < len(plants)-1 {
 			t.Fatalf("only %d violations planted in %d ways", len(vs), len(plants)-1)
