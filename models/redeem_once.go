@@ -42,6 +42,19 @@ var redeemOnceSQL = `WITH c AS (
 )
 SELECT c.id AS coupon_id, c.campaign_id, f.id AS flow_id, f.discount_amount, f.order_ref FROM c, f`
 
+// redeemOnceParams names redeemOnceSQL's parameters in order ($1 first), as
+// RedeemOnce passes them.
+var redeemOnceParams = []string{"redeemNo", "now", "merchantId", "code", "orderAmount", "storeId", "requestId",
+	"fingerprint", "operatorId", "holdUntil", "actor"}
+
+// RedeemOnceStatement returns the statement RedeemOnce sends and the names of
+// its parameters in order. `coupond debug redeem-sql` prints them, so the
+// benchmark can run the application's own statement in pgbench and measure
+// what the server adds to it.
+func RedeemOnceStatement() (string, []string) {
+	return redeemOnceSQL, append([]string(nil), redeemOnceParams...)
+}
+
 // RedeemedOnce is what RedeemOnce returns of a redemption it made.
 type RedeemedOnce struct {
 	CouponID       int64

@@ -27,6 +27,7 @@ Usage:
   coupond token revoke --merchant C --id N                            revoke a token
   coupond jobs list [--merchant C] [--job J] [--limit N]              the installation's job runs, or a merchant's
   coupond audit    [--database-url URL]                               check every invariant; exit 1 on any violation
+  coupond debug redeem-sql                                            print the one-shot redemption statement (PostgreSQL) as JSON
 
 Without --database-url (or COUPOND_DATABASE_URL) coupond uses the SQLite file
 coupond.db in the working directory; a postgres:// URL selects PostgreSQL.
@@ -97,6 +98,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	case "audit":
 		return runAudit(ctx, rest, stdout, stderr)
+	case "debug":
+		if len(rest) > 0 && rest[0] == "redeem-sql" {
+			return runDebugRedeemSQL(rest[1:], stdout, stderr)
+		}
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
