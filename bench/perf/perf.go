@@ -84,6 +84,14 @@ type WAL struct {
 	Bytes   float64 `json:"bytes"`
 }
 
+// KneeStep is one constant run of the step-down from the ramp's knee.
+type KneeStep struct {
+	Rate      float64 `json:"rate_per_sec"`
+	P99       float64 `json:"p99_ms"`
+	ErrorRate float64 `json:"error_rate"`
+	Held      bool    `json:"held"`
+}
+
 // Step is one second of the ramp.
 type Step struct {
 	Second  int     `json:"second"`
@@ -102,9 +110,30 @@ type Result struct {
 	// BaselinesAfter are the same pgbench runs again right after the ramp,
 	// so the knee is compared with the database's limit on both sides of it.
 	BaselinesAfter []Baseline         `json:"baselines_after,omitempty"`
-	Ramp           []Step             `json:"ramp"`
-	Knee           float64            `json:"knee_per_sec"`
-	KneeReason     string             `json:"knee_reason"`
+	// OwnSQL and OwnSQLAfter are the server's own one-shot statement in
+	// pgbench, before the ramp and right after it; OwnSQLTaken counts the
+	// redemptions they made (each took a fresh code).
+	OwnSQL      *Baseline `json:"own_sql,omitempty"`
+	OwnSQLAfter *Baseline `json:"own_sql_after,omitempty"`
+	OwnSQLTaken int       `json:"own_sql_redemptions"`
+	Ramp        []Step    `json:"ramp"`
+	// RampKnee is where the ramp's one-second windows broke down; Knee is the
+	// sustained knee: the highest rate, stepping down from RampKnee by 10%,
+	// at which a constant run of KneeHoldSecs held p99 <= 100 ms without
+	// errors. KneeSteps are the constant runs tried.
+	RampKnee     float64    `json:"ramp_knee_per_sec"`
+	Knee         float64    `json:"knee_per_sec"`
+	KneeReason   string     `json:"knee_reason"`
+	KneeSteps    []KneeStep `json:"knee_steps"`
+	KneeHoldSecs float64    `json:"knee_hold_seconds"`
+	// Background compares the redemption p99 at half the knee without and
+	// with an export or a reconciliation run beside it.
+	Background []BackgroundRow `json:"background,omitempty"`
+	// Export is the whole-ledger CSV export over the seeded flows.
+	Export *ExportRun `json:"export_ledger,omitempty"`
+	// SQLite are the embedded database's rows, FULL (the default) and
+	// NORMAL synchronous.
+	SQLite []SQLiteRow `json:"sqlite,omitempty"`
 	Scenarios      []Scenario         `json:"scenarios"`
 	IssueCount     int                `json:"issue_count"`
 	IssueSecs      float64            `json:"issue_seconds"`
@@ -180,9 +209,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return res, err
 	}
 	nIssue, pgSecs, pgCoupons := 1_000_000, 20, 1_000_000
-	nLoad := 300_000
+	nLoad, nOwn := 500_000, 200_000
 	if cfg.Quick {
-		nIssue, pgSecs, pgCoupons, nLoad = 100_000, 5, 200_000, 60_000
+		nIssue, pgSecs, pgCoupons, nLoad, nOwn = 100_000, 5, 200_000, 100_000, 60_000
 	}
 
 	cfg.logf("pgbench baselines (%d s each, 8 clients)", pgSecs)
@@ -239,6 +268,21 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	pool := &codes{list: list}
+	cfg.logf("own-SQL campaign of %d codes", nOwn)
+	_, _, ownCodes, err := fx.Campaign(ctx, "own-sql", nOwn)
+	if err != nil {
+		return nil, err
+	}
+	if err := settle(ctx, fx); err != nil {
+		return nil, err
+	}
+	cfg.logf("own SQL in pgbench (%d s, 8 clients)", pgSecs)
+	own, taken, err := RunOwnSQL(ctx, fx, ownCodes[:nOwn/2], pgSecs, env.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("own SQL: %w", err)
+	}
+	res.OwnSQL, res.OwnSQLTaken = &own, taken
+	cfg.logf("  own SQL %.0f/s, %d redemptions", own.TPS, taken)
 	var rid atomic.Int64
 	newRID := func(p string) string { return p + strconv.FormatInt(rid.Add(1), 10) }
 	redeemNext := func(prefix string) func(int) load.Op {
@@ -271,17 +315,23 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}})
 	cancel()
 	s = Scenario{Name: "throughput ramp", Stats: load.Summarise(ramp, nil), During: sm.Stop()}
-	res.Ramp, res.Knee, res.KneeReason = knee(ramp, load.Ramp{From: 50, To: rampTo, Over: rampOver})
-	s.Extra = map[string]any{"knee_per_sec": res.Knee, "knee_reason": res.KneeReason}
+	res.Ramp, res.RampKnee, res.KneeReason = knee(ramp, load.Ramp{From: 50, To: rampTo, Over: rampOver})
+	res.Knee = res.RampKnee
+	s.Extra = map[string]any{"knee_per_sec": res.RampKnee, "knee_reason": res.KneeReason}
 	if err := audit(&s); err != nil {
 		return nil, err
 	}
-	cfg.logf("knee %.0f/s (%s)", res.Knee, res.KneeReason)
+	cfg.logf("ramp knee %.0f/s (%s)", res.RampKnee, res.KneeReason)
 	cfg.logf("pgbench baselines again, after the ramp")
 	if res.BaselinesAfter, err = RunBaselines(ctx, env, "coupond_bench_pgbench", pgCoupons, pgSecs, env.Dir); err != nil {
 		return nil, err
 	}
 	_ = env.DropDB(ctx, "coupond_bench_pgbench")
+	ownAfter, takenAfter, err := RunOwnSQL(ctx, fx, ownCodes[nOwn/2:], pgSecs, env.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("own SQL after the ramp: %w", err)
+	}
+	res.OwnSQLAfter, res.OwnSQLTaken = &ownAfter, res.OwnSQLTaken+takenAfter
 	if err := settle(ctx, fx); err != nil {
 		return nil, err
 	}
@@ -294,24 +344,24 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Quick {
 		stepSecs = 5 * time.Second
 	}
-	for _, st := range []struct {
-		name string
-		rate float64
-	}{{"constant at the knee", res.Knee}, {"constant at half the knee", res.Knee / 2}} {
-		cfg.logf("%s: %.0f/s for %s", st.name, st.rate, stepSecs)
-		sm = harness.StartSampler(fx.Server, 200*time.Millisecond)
+	res.KneeHoldSecs = stepSecs.Seconds()
+	// constantRun runs rate for stepSecs; at the knee it also profiles the
+	// server and reads the WAL and wait events.
+	constantRun := func(name string, rate float64, atKnee bool) (Scenario, error) {
+		cfg.logf("%s: %.0f/s for %s", name, rate, stepSecs)
+		sm := harness.StartSampler(fx.Server, 200*time.Millisecond)
 		var prof *profiler
 		profErr := make(chan error, 1)
 		profPath := filepath.Join(env.Dir, "knee.cpu.pprof")
 		var wal0 WAL
-		if st.rate == res.Knee {
+		if atKnee {
 			wal0 = readWAL(ctx, fx)
 			prof = startProfiler(ctx, fx, env)
 			go func() { profErr <- fx.Server.CPUProfile(ctx, stepSecs-time.Second, profPath) }()
 		}
-		recs := load.Run(ctx, load.Attack{Name: st.name, URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: st.rate},
-			Duration: stepSecs, MaxOps: int(st.rate*stepSecs.Seconds()) + 1, Next: redeemNext("step-")})
-		s = Scenario{Name: st.name, Stats: load.Summarise(recs, nil), During: sm.Stop(), Extra: map[string]any{"rate": st.rate},
+		recs := load.Run(ctx, load.Attack{Name: name, URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: rate},
+			Duration: stepSecs, MaxOps: int(rate*stepSecs.Seconds()) + 1, Next: redeemNext("step-")})
+		s := Scenario{Name: name, Stats: load.Summarise(recs, nil), During: sm.Stop(), Extra: map[string]any{"rate": rate},
 			Windows: windows(recs)}
 		if prof != nil {
 			wal1, n := readWAL(ctx, fx), nz(float64(s.Stats.OK))
@@ -328,13 +378,56 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		h, err := history.Check(ctx, fx.Pool, recs)
 		if err != nil {
-			return nil, err
+			return s, err
 		}
 		s.History = &h
+		return s, nil
+	}
+	// The sustained knee: step down from the ramp's knee by 10% until a
+	// constant run holds p99 <= 100 ms with no errors (at most six tries;
+	// the last one tried is reported either way).
+	for try, rate := 0, res.RampKnee; try < 6; try, rate = try+1, math.Round(rate*0.9) {
+		s, err := constantRun("constant at the knee", rate, true)
+		if err != nil {
+			return nil, err
+		}
+		held := s.Stats.P99 <= 100 && s.Stats.ErrorRate == 0 && s.Stats.Unknown == 0
+		res.KneeSteps = append(res.KneeSteps, KneeStep{Rate: rate, P99: s.Stats.P99, ErrorRate: s.Stats.ErrorRate, Held: held})
+		res.Knee = rate
+		if !held && try < 5 {
+			s.Name = fmt.Sprintf("knee step-down: %.0f/s did not hold", rate)
+			s.Extra["held"] = false
+		}
 		if err := audit(&s); err != nil {
 			return nil, err
 		}
+		if held {
+			break
+		}
+		if err := settle(ctx, fx); err != nil {
+			return nil, err
+		}
 	}
+	cfg.logf("sustained knee %.0f/s", res.Knee)
+	s, err = constantRun("constant at half the knee", res.Knee/2, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := audit(&s); err != nil {
+		return nil, err
+	}
+
+	// Reconciliation beside the tills, on the ledger the scenarios so far
+	// wrote.
+	bgSecs := 20 * time.Second
+	if cfg.Quick {
+		bgSecs = 8 * time.Second
+	}
+	cfg.logf("reconciliation beside redemptions at half the knee")
+	row := underBackground(ctx, url, fx.Clerk, res.Knee/2, bgSecs, "p99 during reconciliation", "runJob(reconciliation), over and over",
+		redeemNext, func(ctx context.Context) error { return runJob(ctx, fx.Admin, "reconciliation") })
+	res.Background = append(res.Background, row)
+	cfg.logf("  quiet p99 %.1f ms, during %.1f ms (%d runs of %.1f s)", row.Quiet.P99, row.During.P99, row.WorkRuns, row.WorkSecs)
 
 	res.CouponUpdates, res.HOTUpdates = couponUpdates(ctx, fx)
 
@@ -436,6 +529,30 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	res.AuditFlows, res.AuditSecs, res.AuditViol = nIssue, round(a.Took.Seconds()), len(a.Violations)
 	cfg.logf("audit over %d flows: %.1f s, %d violations", nIssue, a.Took.Seconds(), len(a.Violations))
+
+	// The whole ledger as CSV, then the same export beside the tills.
+	if err := settle(ctx, fx); err != nil {
+		return nil, err
+	}
+	ledger := "/export/redemptions.csv"
+	ex, err := exportCSV(ctx, fx.Server.URL(), ledger, fx.Merchant.AdminToken)
+	if err != nil {
+		return nil, fmt.Errorf("ledger export: %w", err)
+	}
+	res.Export = &ex
+	cfg.logf("ledger export: %d rows in %.1f s (%.0f MB)", ex.Rows, ex.Seconds, ex.MB)
+	cfg.logf("ledger export beside redemptions at half the knee")
+	row = underBackground(ctx, url, fx.Clerk, res.Knee/2, bgSecs, "p99 during a ledger export", "GET /export/redemptions.csv of the whole ledger, over and over",
+		redeemNext, func(ctx context.Context) error {
+			_, err := exportCSV(ctx, fx.Server.URL(), ledger, fx.Merchant.AdminToken)
+			return err
+		})
+	res.Background = append(res.Background, row)
+	cfg.logf("  quiet p99 %.1f ms, during %.1f ms (%d exports of %.1f s)", row.Quiet.P99, row.During.P99, row.WorkRuns, row.WorkSecs)
+
+	if err := sqliteRows(ctx, cfg, res); err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
 	res.WallSeconds = round(time.Since(start).Seconds())
 	res.LoadAvg = append(res.LoadAvg, loadavg())
 	res.HostCPU = harness.ReadHostCPU().Since(host0)

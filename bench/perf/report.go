@@ -76,21 +76,31 @@ func (r *Result) Markdown(command string) string {
 		strings.Join(r.LoadAvg, " / "), r.HostCPU.IdlePct, r.HostCPU.StealPct)
 
 	p("## Targets\n\n| target | goal | measured | ratio | result |\n|---|---|---|---|---|\n")
+	own := r.ownSQL()
 	ts := []target{
-		{name: "knee vs seed five-statement pgbench", target: fmt.Sprintf("≥ %.0f/s", five), measured: fmt.Sprintf("%.0f/s", r.Knee),
-			ratio: fmt.Sprintf("%.2f×", r.Knee/nz(five)), pass: r.Knee >= five},
+		{name: "knee vs seed five-statement pgbench", target: fmt.Sprintf("≥ 1.2× = %.0f/s", 1.2*five), measured: fmt.Sprintf("%.0f/s", r.Knee),
+			ratio: fmt.Sprintf("%.2f×", r.Knee/nz(five)), pass: r.Knee >= 1.2*five},
+		{name: "knee vs own SQL in pgbench", target: fmt.Sprintf("≥ 0.6× = %.0f/s", 0.6*own), measured: fmt.Sprintf("%.0f/s", r.Knee),
+			ratio: fmt.Sprintf("%.2f× (overhead: the server keeps %.0f%% of its own statement's rate)", r.Knee/nz(own), 100*r.Knee/nz(own)),
+			pass: own > 0 && r.Knee >= 0.6*own},
 		{name: "knee vs half the one-commit pgbench (aim)", target: fmt.Sprintf("≥ %.0f/s", one/2), measured: fmt.Sprintf("%.0f/s", r.Knee),
 			ratio: fmt.Sprintf("%.2f× of one-commit", r.Knee/nz(one)), pass: r.Knee >= one/2},
 		{name: "p99 at half the knee", target: "≤ 20 ms", measured: fmt.Sprintf("%.1f ms at %.0f/s", half.Stats.P99, num(half.Extra["rate"])),
 			ratio: fmt.Sprintf("%.2f×", half.Stats.P99/20), pass: half.Stats.P99 <= 20 && half.Stats.Ops > 0},
-		{name: "hot coupon losers p99 (1,000 at once)", target: "≤ 50 ms", measured: fmt.Sprintf("%.1f ms", num(hot.Extra["losers_p99_ms"])),
-			ratio: fmt.Sprintf("%.2f×", num(hot.Extra["losers_p99_ms"])/50), pass: num(hot.Extra["losers_p99_ms"]) <= 50},
+		{name: "hot coupon losers p99 (1,000 at once)", target: fmt.Sprintf("≤ 2× the floor = %.0f ms", 2*floor.Stats.P99),
+			measured: fmt.Sprintf("%.1f ms (floor %.1f ms)", num(hot.Extra["losers_p99_ms"]), floor.Stats.P99),
+			ratio: fmt.Sprintf("%.2f× the floor", num(hot.Extra["losers_p99_ms"])/nz(floor.Stats.P99)),
+			pass: floor.Stats.P99 > 0 && num(hot.Extra["losers_p99_ms"]) <= 2*floor.Stats.P99},
 		{name: "hot coupons losers p99 (10 coupons, 500/s)", target: "≤ 50 ms", measured: fmt.Sprintf("%.1f ms", num(hot10.Extra["losers_p99_ms"])),
 			ratio: fmt.Sprintf("%.2f×", num(hot10.Extra["losers_p99_ms"])/50), pass: num(hot10.Extra["losers_p99_ms"]) <= 50},
 		{name: fmt.Sprintf("issue %d codes", r.IssueCount), target: "≤ 30 s (1,000,000)", measured: fmt.Sprintf("%.1f s", r.IssueSecs),
 			ratio: fmt.Sprintf("%.2f×", r.IssueSecs/30), pass: r.IssueSecs <= 30 && r.IssueCount >= 1_000_000},
 		{name: fmt.Sprintf("audit over %d flows", r.AuditFlows), target: "≤ 15 s (1,000,000), 0 violations", measured: fmt.Sprintf("%.1f s, %d violations", r.AuditSecs, r.AuditViol),
 			ratio: fmt.Sprintf("%.2f×", r.AuditSecs/15), pass: r.AuditSecs <= 15 && r.AuditViol == 0 && r.AuditFlows >= 1_000_000},
+		r.exportTarget(),
+		r.backgroundTarget("p99 during reconciliation"),
+		r.backgroundTarget("p99 during a ledger export"),
+		r.sqliteTarget(),
 		{name: "server RSS, max over all scenarios", target: "≤ 150 MB", measured: fmt.Sprintf("%.0f MB", r.MaxRSSMB),
 			ratio: fmt.Sprintf("%.2f×", r.MaxRSSMB/150), pass: r.MaxRSSMB <= 150},
 		{name: "hot coupon: exactly one success", target: "1 of 1,000; 10 of 10", measured: fmt.Sprintf("%.0f; %.0f", num(hot.Extra["successes"]), num(hot10.Extra["coupons_with_exactly_one_success"])),
@@ -149,6 +159,9 @@ func (r *Result) Markdown(command string) string {
 	for _, t := range ts {
 		res := yes(t.pass)
 		w := why[t.name]
+		if w == "" {
+			w = t.why
+		}
 		if strings.HasPrefix(t.name, "issue ") {
 			w = why["issue 1000000 codes"]
 		}
@@ -163,12 +176,13 @@ func (r *Result) Markdown(command string) string {
 		}
 		p("| %s | %s | %s | %s | %s |\n", t.name, t.target, t.measured, t.ratio, res)
 	}
-	verdict := "confirms it"
-	if atKnee.Stats.P99 > 100 || atKnee.Stats.ErrorRate > 0 {
-		verdict = "shows it at the edge (held for the whole run, p99 goes past 100 ms)"
+	p("\nThe knee is sustained: the ramp's one-second windows broke down at %.0f/s (%s); from there the harness steps down "+
+		"by 10%% until a %.0f s constant run holds p99 ≤ 100 ms with no errors, and reports that rate.\n\n", r.RampKnee, r.KneeReason, r.KneeHoldSecs)
+	p("| constant run | p99 ms | error rate | held |\n|---|---|---|---|\n")
+	for _, st := range r.KneeSteps {
+		p("| %.0f/s | %.1f | %.4f | %s |\n", st.Rate, st.P99, st.ErrorRate, map[bool]string{true: "yes", false: "no"}[st.Held])
 	}
-	p("\nThe knee is the highest offered rate of the ramp whose one-second window had p99 ≤ 100 ms and no errors (%s); "+
-		"the constant-rate run at the knee %s: p99 %.1f ms, error rate %.3f.\n\n", r.KneeReason, verdict, atKnee.Stats.P99, atKnee.Stats.ErrorRate)
+	p("\n")
 
 	p("## Baselines (pgbench, same PostgreSQL, same run, 8 clients, prepared statements)\n\n" +
 		"Each script ran before coupond's scenarios and again right after the ramp; the targets use the mean of the two.\n\n" +
@@ -180,6 +194,18 @@ func (r *Result) Markdown(command string) string {
 		}
 		p("| %s | %.0f | %s | %.0f | %.2f / %s ms | %.2f |\n", bl.Name, bl.TPS, after, r.baseline(i), bl.LatencyAvg, lat,
 			r.Knee/nz(r.baseline(i)))
+	}
+	if r.OwnSQL != nil {
+		after, lat := "-", "-"
+		if r.OwnSQLAfter != nil {
+			after, lat = fmt.Sprintf("%.0f", r.OwnSQLAfter.TPS), fmt.Sprintf("%.2f", r.OwnSQLAfter.LatencyAvg)
+		}
+		p("| %s | %.0f | %s | %.0f | %.2f / %s ms | %.2f |\n", r.OwnSQL.Name, r.OwnSQL.TPS, after, own, r.OwnSQL.LatencyAvg, lat, r.Knee/nz(own))
+		p("\nThe own-SQL script is the statement `coupond debug redeem-sql` prints (the one the server sends for a one-shot "+
+			"redemption on PostgreSQL), each parameter drawn as the server draws it: the next unused code of a campaign of its "+
+			"own (looked up by number in a side table), a fresh redemption number and request id, the bench store. It made "+
+			"%d redemptions over the two runs. knee ÷ own SQL is the share of its own statement's rate the application keeps "+
+			"after HTTP, GraphQL, authentication, idempotency and the coupon lines.\n", r.OwnSQLTaken)
 	}
 	p("\nThe scripts are in `bench/perf/pgbench.go`: the seed article's five statements each in its own autocommit " +
 		"transaction (five WAL flushes), and the minimal correct redemption (conditional update, ledger row, order) in one " +
@@ -225,6 +251,8 @@ func (r *Result) Markdown(command string) string {
 		p("\n")
 	}
 
+	r.backgroundMarkdown(p)
+	r.sqliteMarkdown(p)
 	r.replicasMarkdown(p)
 	p("\n## Throughput ramp (one-second windows)\n\n| second | offered/s | ok | errors | p99 ms |\n|---|---|---|---|---|\n")
 	for _, st := range r.Ramp {
@@ -465,5 +493,95 @@ func (r *Result) replicasMarkdown(p func(string, ...any)) {
 	default:
 		p("**Redis neither pays for itself nor costs measurably in these scenarios on this machine**: turning it on is a " +
 			"matter of taste here; a deployment whose database is its limit may see otherwise, which this run does not measure.\n")
+	}
+}
+
+// ownSQL is the mean tps of the own-SQL runs, 0 when none ran.
+func (r *Result) ownSQL() float64 {
+	switch {
+	case r.OwnSQL == nil:
+		return 0
+	case r.OwnSQLAfter == nil:
+		return r.OwnSQL.TPS
+	}
+	return (r.OwnSQL.TPS + r.OwnSQLAfter.TPS) / 2
+}
+
+func (r *Result) exportTarget() target {
+	t := target{name: "ledger export, 1,000,000 rows", target: "≤ 20 s", measured: "-", ratio: "-"}
+	if r.Export != nil {
+		t.measured = fmt.Sprintf("%d rows in %.1f s (%.0f MB, %.0f rows/s)", r.Export.Rows, r.Export.Seconds, r.Export.MB,
+			float64(r.Export.Rows)/nz(r.Export.Seconds))
+		t.ratio = fmt.Sprintf("%.2f×", r.Export.Seconds/20)
+		t.pass = r.Export.Rows >= 1_000_000 && r.Export.Seconds <= 20
+		if !r.Quick && !t.pass {
+			t.why = "the export streams in 10,000-row keyset batches; the time is PostgreSQL's join of flows, stores and operators plus CSV encoding on a shared core"
+		}
+	}
+	return t
+}
+
+func (r *Result) backgroundTarget(name string) target {
+	t := target{name: name + " at half the knee", target: "≤ 2× the p99 without it", measured: "-", ratio: "-"}
+	for _, b := range r.Background {
+		if b.Name == name {
+			t.measured = fmt.Sprintf("%.1f ms against %.1f ms without", b.During.P99, b.Quiet.P99)
+			t.ratio = fmt.Sprintf("%.2f×", b.Ratio)
+			t.pass = b.Ratio <= 2 && b.WorkRuns > 0 && b.WorkError == ""
+			t.why = fmt.Sprintf("%d runs of %s, %.1f s each, beside %.0f redemptions/s", b.WorkRuns, b.Work, b.WorkSecs, b.Rate)
+			if b.WorkError != "" {
+				t.why += "; the work failed: " + b.WorkError
+			}
+		}
+	}
+	return t
+}
+
+func (r *Result) sqliteTarget() target {
+	t := target{name: "SQLite FULL knee vs NORMAL", target: "≥ 0.8×", measured: "-", ratio: "-"}
+	if len(r.SQLite) == 2 {
+		full, normal := r.SQLite[0], r.SQLite[1]
+		t.measured = fmt.Sprintf("%.0f/s FULL, %.0f/s NORMAL", full.Knee, normal.Knee)
+		t.ratio = fmt.Sprintf("%.2f×", full.Knee/nz(normal.Knee))
+		t.pass = full.Knee >= 0.8*normal.Knee
+		t.why = "every commit of FULL waits for an fsync of the WAL file; SQLite's one writer cannot overlap them"
+	}
+	return t
+}
+
+func (r *Result) backgroundMarkdown(p func(string, ...any)) {
+	if len(r.Background) == 0 && r.Export == nil {
+		return
+	}
+	p("\n## Background work beside the tills\n\n")
+	if r.Export != nil {
+		p("The whole ledger (%d rows, %.0f MB of CSV) exported through `GET /export/redemptions.csv` in %.1f s.\n\n",
+			r.Export.Rows, r.Export.MB, r.Export.Seconds)
+	}
+	p("Each row runs redemptions at half the knee for the same time twice, back to back: quiet, then with the work " +
+		"repeated beside them. The scheduled and `runJob` reconciliation yields to the tills: one check at a time, " +
+		"without PostgreSQL's parallel workers, and a pause after each check as long as the check took (`coupond audit` " +
+		"still runs flat out).\n\n")
+	p("| work | rate | p99 quiet ms | p99 during ms | ratio | p50 quiet / during ms | errors during | work runs | seconds each |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, b := range r.Background {
+		p("| %s | %.0f/s | %.1f | %.1f | %.2f× | %.1f / %.1f | %.4f | %d | %.1f |\n", b.Work, b.Rate, b.Quiet.P99, b.During.P99,
+			b.Ratio, b.Quiet.P50, b.During.P50, b.During.ErrorRate, b.WorkRuns, b.WorkSecs)
+	}
+}
+
+func (r *Result) sqliteMarkdown(p func(string, ...any)) {
+	if len(r.SQLite) == 0 {
+		return
+	}
+	p("\n## Embedded SQLite\n\nThe same ramp and step-down on the embedded database (a file on this machine's disk, one " +
+		"server, no jobs), first with the default `_synchronous=FULL` (every acknowledged redemption is on disk before the " +
+		"answer), then with `?_synchronous=NORMAL` (faster; a power loss can roll back the last acknowledged redemptions).\n\n")
+	p("| synchronous | ramp knee | sustained knee | p99 at half the knee | audit | steps (rate: p99) |\n|---|---|---|---|---|---|\n")
+	for _, s := range r.SQLite {
+		var steps []string
+		for _, st := range s.KneeSteps {
+			steps = append(steps, fmt.Sprintf("%.0f/s: %.0f ms", st.Rate, st.P99))
+		}
+		p("| %s | %.0f/s | %.0f/s | %.1f ms | %d | %s |\n", s.Synchronous, s.RampKnee, s.Knee, s.Half.P99, s.Audit, strings.Join(steps, ", "))
 	}
 }

@@ -1,0 +1,146 @@
+package perf
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"coupond/bench/harness"
+	"coupond/bench/load"
+)
+
+// BackgroundRow compares the redemption latency at one constant rate without
+// and with background work (an export, a reconciliation run) running beside
+// it, the two runs back to back in the same run.
+type BackgroundRow struct {
+	Name      string     `json:"name"`
+	Rate      float64    `json:"rate_per_sec"`
+	Quiet     load.Stats `json:"quiet"`
+	During    load.Stats `json:"during"`
+	Ratio     float64    `json:"p99_ratio"`
+	Work      string     `json:"work"`
+	WorkRuns  int        `json:"work_runs"`
+	WorkSecs  float64    `json:"work_seconds_each"`
+	WorkError string     `json:"work_error,omitempty"`
+}
+
+// ExportRun is one timed export.
+type ExportRun struct {
+	Rows    int     `json:"rows"`
+	Seconds float64 `json:"seconds"`
+	MB      float64 `json:"mb"`
+}
+
+// exportCSV downloads path (e.g. /export/redemptions.csv?...) with token and
+// counts its data rows. A 429 (one export at a time per merchant) waits for
+// Retry-After and tries again.
+func exportCSV(ctx context.Context, base, path, token string) (ExportRun, error) {
+	start := time.Now()
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+		if err != nil {
+			return ExportRun{}, err
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return ExportRun{}, err
+		}
+		if resp.StatusCode == http.StatusTooManyRequests {
+			resp.Body.Close()
+			wait, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+			select {
+			case <-ctx.Done():
+				return ExportRun{}, ctx.Err()
+			case <-time.After(time.Duration(max(wait, 1)) * time.Second):
+			}
+			continue
+		}
+		if resp.StatusCode != http.StatusOK {
+			resp.Body.Close()
+			return ExportRun{}, fmt.Errorf("GET %s: HTTP %d", path, resp.StatusCode)
+		}
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		lines, bytes := 0, 0
+		for sc.Scan() {
+			lines++
+			bytes += len(sc.Bytes()) + 1
+		}
+		resp.Body.Close()
+		if err := sc.Err(); err != nil {
+			return ExportRun{}, err
+		}
+		return ExportRun{Rows: max(lines-1, 0), Seconds: round(time.Since(start).Seconds()), MB: round(float64(bytes) / 1e6)}, nil
+	}
+}
+
+// runJob runs a job through the API (runJob waits for the run to finish)
+// and fails unless it succeeded.
+func runJob(ctx context.Context, c *harness.Client, job string) error {
+	var out struct {
+		RunJob struct {
+			Status string  `json:"status"`
+			Error  *string `json:"error"`
+		} `json:"runJob"`
+	}
+	if err := c.Do(ctx, `mutation($in: RunJobInput!) { runJob(input: $in) { status error } }`,
+		map[string]any{"in": map[string]any{"job": job}}, &out); err != nil {
+		return err
+	}
+	if out.RunJob.Status != "SUCCEEDED" {
+		msg := ""
+		if out.RunJob.Error != nil {
+			msg = *out.RunJob.Error
+		}
+		return fmt.Errorf("job %s %s: %s", job, out.RunJob.Status, msg)
+	}
+	return nil
+}
+
+// underBackground runs redemptions at rate for secs quietly, then again for
+// secs while work runs over and over beside them (starting a moment after
+// the load so both overlap from the start), and compares the two p99s.
+func underBackground(ctx context.Context, url, clerk string, rate float64, secs time.Duration, name, what string,
+	next func(prefix string) func(int) load.Op, work func(context.Context) error) BackgroundRow {
+	attack := func(prefix string) []*load.Record {
+		return load.Run(ctx, load.Attack{Name: name, URL: url, Token: clerk, Pacer: load.Constant{PerSec: rate},
+			Duration: secs, MaxOps: int(rate*secs.Seconds()) + 1, Next: next(prefix)})
+	}
+	row := BackgroundRow{Name: name, Rate: round(rate), Work: what}
+	row.Quiet = load.Summarise(attack("bgq-"), nil)
+	wctx, stop := context.WithCancel(ctx)
+	var (
+		wg    sync.WaitGroup
+		spent time.Duration
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for wctx.Err() == nil {
+			t := time.Now()
+			err := work(wctx)
+			if err != nil {
+				if !errors.Is(err, context.Canceled) && wctx.Err() == nil {
+					row.WorkError = err.Error()
+				}
+				return
+			}
+			row.WorkRuns++
+			spent += time.Since(t)
+		}
+	}()
+	row.During = load.Summarise(attack("bgd-"), nil)
+	stop()
+	wg.Wait()
+	if row.WorkRuns > 0 {
+		row.WorkSecs = round(spent.Seconds() / float64(row.WorkRuns))
+	}
+	row.Ratio = round(row.During.P99 / nz(row.Quiet.P99))
+	return row
+}
