@@ -3,6 +3,8 @@ package perf
 import (
 	"context"
 	"fmt"
+	"math"
+	"strings"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -88,6 +90,17 @@ func (w *replicaWorld) setRedis(ctx context.Context, on bool) error {
 // spread sends n operations (all at once when rate is 0, else at rate per
 // second overall) evenly over the replicas, and returns every record.
 func (w *replicaWorld) spread(ctx context.Context, name string, rate float64, d time.Duration, n int, next func() load.Op) []*load.Record {
+	perSec := 100000.0
+	if rate > 0 {
+		perSec = rate / float64(len(w.servers))
+	}
+	return w.spreadPaced(ctx, name, load.Constant{PerSec: perSec}, d, n, next, nil)
+}
+
+// spreadPaced sends n operations over the replicas, each replica paced by
+// pacer (a share of the whole), and calls onDone after each.
+func (w *replicaWorld) spreadPaced(ctx context.Context, name string, pacer load.Pacer, d time.Duration, n int, next func() load.Op,
+	onDone func(*load.Record)) []*load.Record {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var out []*load.Record
@@ -97,15 +110,11 @@ func (w *replicaWorld) spread(ctx context.Context, name string, rate float64, d 
 		if i < n%k {
 			share++
 		}
-		perSec := 100000.0
-		if rate > 0 {
-			perSec = rate / float64(k)
-		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rs := load.Run(ctx, load.Attack{Name: name, URL: s.URL() + "/graphql", Token: w.fx.Clerk, Pacer: load.Constant{PerSec: perSec},
-				Duration: d, MaxOps: share, Timeout: 30 * time.Second, Next: func(int) load.Op { return next() }})
+			rs := load.Run(ctx, load.Attack{Name: name, URL: s.URL() + "/graphql", Token: w.fx.Clerk, Pacer: pacer,
+				Duration: d, MaxOps: share, Timeout: 30 * time.Second, Next: func(int) load.Op { return next() }, OnDone: onDone})
 			mu.Lock()
 			out = append(out, rs...)
 			mu.Unlock()
@@ -210,7 +219,8 @@ func redisReplicas(ctx context.Context, cfg Config, res *Result, knee float64) e
 		}
 		w.servers = append(w.servers, s)
 	}
-	n := 2*(int(rate*secs.Seconds())+1) + 2*(4+150)
+	kneeTo, kneeOver, kneeHold := replicaKneeSizes(cfg.Quick)
+	n := 2*(int(rate*secs.Seconds())+1) + 2*(4+150) + 2*(int(kneeTo*kneeOver.Seconds()/2)+4*int(kneeTo*kneeHold.Seconds()))
 	_, _, list, err := w.fx.Campaign(ctx, "replicas", n)
 	if err != nil {
 		return err
@@ -221,7 +231,8 @@ func redisReplicas(ctx context.Context, cfg Config, res *Result, knee float64) e
 	}
 	rid := func(p string) string { return p + strconv.FormatInt(w.rid.Add(1), 10) }
 	scs := []ReplicaScenario{{Name: "duplicate storm: one request id 1,000 times"}, {Name: "hot coupon: 1,000 concurrent redeems of one coupon"},
-		{Name: fmt.Sprintf("fixed rate: %.0f/s (half the single server's knee) for %s", rate, secs)}}
+		{Name: fmt.Sprintf("fixed rate: %.0f/s (half the single server's knee) for %s", rate, secs)},
+		{Name: kneeReplicaScenario}}
 	for _, on := range []bool{false, true} {
 		mode := "off"
 		if on {
@@ -281,6 +292,11 @@ func redisReplicas(ctx context.Context, cfg Config, res *Result, knee float64) e
 		*pick(&scs[2]) = r
 		all = append(all, recs...)
 
+		cfg.logf("  Redis %s: the knee over %d replicas", mode, Replicas)
+		r, recs = w.knee(ctx, func() load.Op { return load.Redeem("redeem", w.pool.take(), w.fx.StoreID, rid("rknee-")) })
+		*pick(&scs[3]) = r
+		all = append(all, recs...)
+
 		h, err := history.Check(ctx, w.fx.Pool, all)
 		if err != nil {
 			return err
@@ -301,4 +317,62 @@ func redisReplicas(ctx context.Context, cfg Config, res *Result, knee float64) e
 	}
 	res.Replicas = scs
 	return nil
+}
+
+// kneeReplicaScenario names the knee search on the replicas.
+const kneeReplicaScenario = "knee: ramp, then the step-down to a sustained rate, over three replicas"
+
+// replicaKneeSizes are the replicas' ramp's top rate and length, and the
+// length of each constant run of the step-down.
+func replicaKneeSizes(quick bool) (float64, time.Duration, time.Duration) {
+	if quick {
+		return 2000, 10 * time.Second, 4 * time.Second
+	}
+	return 3000, 30 * time.Second, 10 * time.Second
+}
+
+// knee finds the replicas' knee as the single server's is found: a ramp
+// spread over them, then constant runs stepping down by 10% from the ramp's
+// knee until one holds p99 <= 100 ms without errors (at most four). The
+// run's stats are those of the last constant run; Extra has the ramp's knee,
+// the sustained knee and the steps.
+func (w *replicaWorld) knee(ctx context.Context, next func() load.Op) (ReplicaRun, []*load.Record) {
+	to, over, hold := replicaKneeSizes(w.cfg.Quick)
+	k := float64(len(w.servers))
+	rctx, cancel := context.WithCancel(ctx)
+	var slow atomic.Int64
+	ramp := w.spreadPaced(rctx, "knee-ramp", load.Ramp{From: 50 / k, To: to / k, Over: over}, over, int(to*over.Seconds()/2)+len(w.servers),
+		next, func(r *load.Record) {
+			if r.Latency() > time.Second && slow.Add(1) > 200 {
+				cancel()
+			}
+		})
+	cancel()
+	_, rampKnee, reason := knee(ramp, load.Ramp{From: 50, To: to, Over: over})
+	all := ramp
+	time.Sleep(2 * time.Second)
+	var (
+		last  []*load.Record
+		steps []string
+	)
+	rate := max(rampKnee, 50)
+	for try := 0; try < 4; try++ {
+		last = w.spread(ctx, "knee-hold", rate, hold, int(rate*hold.Seconds())+1, next)
+		all = append(all, last...)
+		st := load.Summarise(last, nil)
+		held := st.P99 <= 100 && st.ErrorRate == 0 && st.Unknown == 0
+		steps = append(steps, fmt.Sprintf("%.0f/s p99 %.0f ms", rate, st.P99))
+		if held || try == 3 {
+			break
+		}
+		rate = math.Round(rate * 0.9)
+		time.Sleep(2 * time.Second)
+	}
+	st := load.Summarise(last, nil)
+	run := ReplicaRun{Stats: st, Redis: harness.RedisCounters{}, Extra: map[string]any{"ramp_knee": rampKnee, "ramp_reason": reason,
+		"knee": rate, "steps": strings.Join(steps, "; ")}}
+	if st.Seconds > 0 {
+		run.AnsweredPerSec = round(float64(st.Ops) / st.Seconds)
+	}
+	return run, all
 }

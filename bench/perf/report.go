@@ -383,6 +383,18 @@ func (s ReplicaScenario) verdict() (string, int) {
 	if on.Stats.Ops == 0 || off.Stats.Ops == 0 {
 		return "not measured", 0
 	}
+	if s.Name == kneeReplicaScenario {
+		// The knee is the measure here: the sustained rate with Redis on
+		// against off (differences under 5% are noise on this machine).
+		ratio := num(on.Extra["knee"]) / nz(num(off.Extra["knee"]))
+		switch {
+		case ratio >= 1.05:
+			return fmt.Sprintf("pays: knee %.2f×", ratio), 1
+		case ratio <= 0.95:
+			return fmt.Sprintf("costs: knee %.2f×", ratio), -1
+		}
+		return fmt.Sprintf("about even: knee %.2f×", ratio), 0
+	}
 	lat := on.Stats.P99 / nz(off.Stats.P99)
 	rate := on.AnsweredPerSec / nz(off.AnsweredPerSec)
 	work := on.DBXactsPerOp / nz(off.DBXactsPerOp)
@@ -408,8 +420,9 @@ func (r *Result) replicasMarkdown(p func(string, ...any)) {
 		"%d `coupond serve` replicas share one PostgreSQL database; the load is spread evenly over them (each attack sends a third). "+
 		"Each scenario runs first with the replicas started without `--redis-url`, then again, on fresh coupons, after they "+
 		"were restarted with a `redis-server` of the harness's own on a loopback port (flushed before). The fixed-rate run is at "+
-		"half the single server's knee (%.0f/s of %.0f/s) instead of a knee search of its own, which would take too long on three "+
-		"replicas. *Answered/s* is every answer over the time from the first intended send to the last answer; *database "+
+		"half the single server's knee (%.0f/s of %.0f/s); the knee row searches the replicas' own knee the way the single "+
+		"server's is searched (a ramp, then 10%% steps down until a constant run holds p99 ≤ 100 ms without errors), and its "+
+		"figures are those of the last constant run. *Answered/s* is every answer over the time from the first intended send to the last answer; *database "+
 		"transactions per request* are the database's commits and rollbacks (`pg_stat_database`) during the scenario over its "+
 		"requests, the work Redis is there to spare; ratios are Redis on ÷ Redis off.\n\n",
 		Replicas, r.ReplicaRate, r.ReplicaKnee)
