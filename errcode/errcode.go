@@ -67,6 +67,10 @@ const (
 	// ComplexityLimitExceeded is gqlgen's code for a query over the
 	// complexity limit.
 	ComplexityLimitExceeded = "COMPLEXITY_LIMIT_EXCEEDED"
+	// PersistedQueryNotFound is gqlgen's code for an automatic persisted
+	// query whose hash the server does not know (yet): the client sends the
+	// query's text with the hash.
+	PersistedQueryNotFound = "PERSISTED_QUERY_NOT_FOUND"
 )
 
 // InternalMessage is all a client learns of an INTERNAL error.
@@ -130,6 +134,7 @@ var table = []Spec{
 	{Code: GraphQLParseFailed, Status: http.StatusBadRequest},
 	{Code: GraphQLValidationFailed, Status: http.StatusBadRequest},
 	{Code: ComplexityLimitExceeded, Status: http.StatusBadRequest},
+	{Code: PersistedQueryNotFound, Status: http.StatusBadRequest},
 }
 
 var byCode = func() map[string]Spec {

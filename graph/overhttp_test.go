@@ -1,6 +1,8 @@
 package graph_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -28,6 +30,12 @@ func TestGraphQLOverHTTP(t *testing.T) {
 	// document validated.
 	const coerce = `"query": "query T($name: String!) { __type(name: $name) { name } }", "variables": {"name": null}`
 	const coerceType = `"query": "query T($name: String!) { __type(name: $name) { name } }", "variables": {"name": {"not": "a string"}}`
+	// Automatic persisted queries: the rows below run in order on one
+	// server, so the hash is unknown first and known after the query came
+	// with it.
+	sum := sha256.Sum256([]byte("{ __typename }"))
+	apq := `"extensions": {"persistedQuery": {"version": 1, "sha256Hash": "` + hex.EncodeToString(sum[:]) + `"}}`
+	wrongAPQ := `"extensions": {"persistedQuery": {"version": 1, "sha256Hash": "` + strings.Repeat("0", 64) + `"}}`
 	get := func(params ...string) string {
 		v := url.Values{}
 		for i := 0; i+1 < len(params); i += 2 {
@@ -47,6 +55,13 @@ func TestGraphQLOverHTTP(t *testing.T) {
 		wantCode    string // the first error's extensions.code, if any
 		wantAllow   string
 	}{
+		// Automatic persisted queries.
+		{name: "APQ: an unknown hash without its query", body: body(apq), wantStatus: 200, wantType: jsonType, wantCode: "PERSISTED_QUERY_NOT_FOUND"},
+		{name: "APQ: the query with its hash", body: body(typename + ", " + apq), wantStatus: 200, wantType: jsonType, wantData: true},
+		{name: "APQ: the known hash alone", body: body(apq), wantStatus: 200, wantType: jsonType, wantData: true},
+		{name: "APQ: the known hash alone over GET", method: http.MethodGet, body: get("extensions", strings.TrimPrefix(apq, `"extensions": `)), wantStatus: 200, wantType: jsonType, wantData: true},
+		{name: "APQ: a hash that is not the query's", body: body(typename + ", " + wrongAPQ), wantStatus: 200, wantType: jsonType, wantCode: "BAD_USER_INPUT"},
+		{name: "APQ: no query and no hash", body: body(`"extensions": {}`), wantStatus: 400, wantType: jsonType, wantCode: "BAD_USER_INPUT"},
 		// Media types of the answer.
 		{name: "no Accept is application/json", body: body(typename), wantStatus: 200, wantType: jsonType, wantData: true},
 		{name: "Accept application/json", accept: "application/json", body: body(typename), wantStatus: 200, wantType: jsonType, wantData: true},

@@ -63,6 +63,11 @@ func NewHandler(svc *services.Services, o Options) http.Handler {
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(overHTTP{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	// Automatic persisted queries: the store mini-program sends a query's
+	// sha256 instead of its text once the server knows it, which saves
+	// bytes on slow phone networks; an unknown hash is answered
+	// PERSISTED_QUERY_NOT_FOUND and the client sends the text with it.
+	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
 	srv.SetParserTokenLimit(parserTokenLimit)
 	srv.SetDisableSuggestion(true)
 	srv.Use(operationLimits{maxDepth: 8, maxAliases: 10, maxFields: 200})

@@ -180,13 +180,6 @@ func paramsFromBody(body io.Reader) (*graphql.RawParams, *badRequest) {
 		return nil, malformed("the request body has data after its JSON object")
 	}
 	p := &graphql.RawParams{}
-	raw, ok := fields["query"]
-	if !ok {
-		return nil, malformed("the request has no query")
-	}
-	if p.Query, ok = jsonString(raw); !ok {
-		return nil, malformed("query must be a string")
-	}
 	if raw, ok := fields["operationName"]; ok && !isNull(raw) {
 		if p.OperationName, ok = jsonString(raw); !ok {
 			return nil, malformed("operationName must be a string or null")
@@ -202,7 +195,29 @@ func paramsFromBody(body io.Reader) (*graphql.RawParams, *badRequest) {
 			}
 		}
 	}
+	raw, ok := fields["query"]
+	if !ok {
+		if persisted(p) {
+			return p, nil
+		}
+		return nil, malformed("the request has no query")
+	}
+	if p.Query, ok = jsonString(raw); !ok {
+		return nil, malformed("query must be a string")
+	}
 	return p, nil
+}
+
+// persisted reports whether a request names an automatic persisted query
+// (extensions.persistedQuery with its sha256Hash), which may leave the query
+// out once the server has seen it.
+func persisted(p *graphql.RawParams) bool {
+	pq, ok := p.Extensions["persistedQuery"].(map[string]any)
+	if !ok {
+		return false
+	}
+	_, ok = pq["sha256Hash"].(string)
+	return ok
 }
 
 // paramsFromURL reads the parameters of a GET from its query string, where
@@ -211,9 +226,6 @@ func paramsFromURL(rawQuery string) (*graphql.RawParams, *badRequest) {
 	q, err := url.ParseQuery(rawQuery)
 	if err != nil {
 		return nil, malformed("the query string could not be parsed")
-	}
-	if !q.Has("query") {
-		return nil, malformed("the request has no query")
 	}
 	p := &graphql.RawParams{Query: q.Get("query"), OperationName: q.Get("operationName")}
 	for _, m := range []struct {
@@ -226,6 +238,9 @@ func paramsFromURL(rawQuery string) (*graphql.RawParams, *badRequest) {
 				return nil, malformed("%s must be a JSON object or null", m.name)
 			}
 		}
+	}
+	if !q.Has("query") && !persisted(p) {
+		return nil, malformed("the request has no query")
 	}
 	return p, nil
 }
