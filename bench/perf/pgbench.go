@@ -160,7 +160,7 @@ const OwnSQLName = "own SQL: coupond's one-statement redemption"
 
 // ownSQLParams are the pgbench expressions bound to the one-shot statement's
 // parameters, drawn as the server draws them: a fresh redemption number and
-// request id per redemption, the next unused code of a campaign (each client
+// request id per redemption (unique across runs by :run), the next unused code of a campaign (each client
 // walks its own share of the codes, so no two redemptions race for one),
 // the bench store, a 5,000 order, the server's hold deadline. The operator is
 // NULL (a clerk token of the bench names no operator).
@@ -249,7 +249,7 @@ ANALYZE bench_own_codes`, codes); err != nil {
 	var before int
 	_ = fx.Pool.QueryRow(ctx, `SELECT count(*) FROM redemption_flows WHERE request_id LIKE 'own-%'`).Scan(&before)
 	bl, err := runPGBench(ctx, fx.Env, bin, fx.DBName, OwnSQLName, script, secs, dir,
-		"i=0", "mid="+strconv.FormatInt(mid, 10), "sid="+fx.StoreID)
+		"i=0", "run="+strconv.FormatInt(time.Now().UnixNano(), 10), "mid="+strconv.FormatInt(mid, 10), "sid="+fx.StoreID)
 	if err != nil {
 		return bl, 0, err
 	}
