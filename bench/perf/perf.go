@@ -109,7 +109,7 @@ type Result struct {
 	Baselines []Baseline `json:"baselines"`
 	// BaselinesAfter are the same pgbench runs again right after the ramp,
 	// so the knee is compared with the database's limit on both sides of it.
-	BaselinesAfter []Baseline         `json:"baselines_after,omitempty"`
+	BaselinesAfter []Baseline `json:"baselines_after,omitempty"`
 	// OwnSQL and OwnSQLAfter are the server's own one-shot statement in
 	// pgbench, before the ramp and right after it; OwnSQLTaken counts the
 	// redemptions they made (each took a fresh code).
@@ -133,17 +133,17 @@ type Result struct {
 	Export *ExportRun `json:"export_ledger,omitempty"`
 	// SQLite are the embedded database's rows, FULL (the default) and
 	// NORMAL synchronous.
-	SQLite []SQLiteRow `json:"sqlite,omitempty"`
-	Scenarios      []Scenario         `json:"scenarios"`
-	IssueCount     int                `json:"issue_count"`
-	IssueSecs      float64            `json:"issue_seconds"`
-	AuditFlows     int                `json:"audit_flows"`
-	AuditSecs      float64            `json:"audit_seconds"`
-	AuditViol      int                `json:"audit_violations"`
-	MaxRSSMB       float64            `json:"max_rss_mb"`
-	WaitEvents     map[string]int     `json:"wait_events_at_knee"`
-	CPU            map[string]float64 `json:"cpu_seconds_at_knee"`
-	WallSeconds    float64            `json:"wall_seconds"`
+	SQLite      []SQLiteRow        `json:"sqlite,omitempty"`
+	Scenarios   []Scenario         `json:"scenarios"`
+	IssueCount  int                `json:"issue_count"`
+	IssueSecs   float64            `json:"issue_seconds"`
+	AuditFlows  int                `json:"audit_flows"`
+	AuditSecs   float64            `json:"audit_seconds"`
+	AuditViol   int                `json:"audit_violations"`
+	MaxRSSMB    float64            `json:"max_rss_mb"`
+	WaitEvents  map[string]int     `json:"wait_events_at_knee"`
+	CPU         map[string]float64 `json:"cpu_seconds_at_knee"`
+	WallSeconds float64            `json:"wall_seconds"`
 	// WALAtKnee is the WAL PostgreSQL wrote per redemption during the
 	// constant run at the knee (the whole cluster's, over the redemptions).
 	WALAtKnee WAL `json:"wal_per_redemption_at_knee"`
