@@ -70,22 +70,29 @@ type hooks struct {
 // coupond's orders table, on PostgreSQL, one statement does everything; with
 // any adapter whose orders live in coupond's database, one transaction; with
 // an adapter outside the database, a reserve transaction, then the adapter,
-// then a settle transaction. With a Cache (Redis), a front shared by the
+// then a settle transaction (on SQLite, the takes of concurrent requests
+// share one transaction and one commit). With a Cache (Redis), a front shared by the
 // replicas stands before the database (redisFront).
 func newRedemptions(db *gorm.DB, o Options, campaigns *Campaigns) *Redemptions {
 	s := &Redemptions{db: db, now: o.Now, holdTimeout: o.HoldTimeout, campaigns: campaigns,
 		adapter: adapter{Fulfiller: o.Fulfiller, timeout: o.FulfilTimeout}, limits: newRateLimits(o.Limits, o.Now),
 		gate: newGate(db), hooks: hooks{log: o.Logger, observe: o.OnRedemption, crash: o.CrashPoint}}
-	s.reserve = txTake{s: s}
+	// On SQLite, whose one writer runs transactions one at a time anyway,
+	// concurrent takes share a transaction and its commit (groupCommit).
+	var group *groupCommit
+	if models.DialectOfDB(db) == models.SQLite {
+		group = newGroupCommit(db)
+	}
+	s.reserve = txTake{s: s, group: group}
 	switch f := o.Fulfiller.(type) {
 	case orderTable:
 		if models.RedeemOnceSupported(db) {
 			s.oneShot = statementTake{s: s}
 		} else {
-			s.oneShot = txTake{s: s, complete: f}
+			s.oneShot = txTake{s: s, complete: f, group: group}
 		}
 	case TxFulfiller:
-		s.oneShot = txTake{s: s, complete: f}
+		s.oneShot = txTake{s: s, complete: f, group: group}
 	default:
 		s.oneShot = s.reserve
 	}

@@ -46,6 +46,18 @@ type taker interface {
 type txTake struct {
 	s        *Redemptions
 	complete TxFulfiller
+	// group, on SQLite, shares one transaction and one commit among the
+	// takes of concurrent requests (see groupCommit).
+	group *groupCommit
+}
+
+// inTx runs fn in a transaction of its own behind the gate, or, with a group
+// commit, in the batch's.
+func (t txTake) inTx(ctx context.Context, db *gorm.DB, fn func(tx *gorm.DB) error) error {
+	if t.group != nil {
+		return t.group.run(ctx, fn)
+	}
+	return t.s.gate.run(ctx, func() error { return db.Transaction(fn) })
 }
 
 func (t txTake) take(ctx context.Context, req *request) taken {
@@ -54,42 +66,40 @@ func (t txTake) take(ctx context.Context, req *request) taken {
 	flow := s.newFlow(req)
 	now := flow.CreatedAt
 	var seen models.Coupon
-	err := s.gate.run(ctx, func() error {
-		return db.Transaction(func(tx *gorm.DB) error {
-			if err := checkStore(tx, req); err != nil {
-				return err
+	err := t.inTx(ctx, db, func(tx *gorm.DB) error {
+		if err := checkStore(tx, req); err != nil {
+			return err
+		}
+		got, ok, err := models.ReserveCoupon(tx, models.ReserveArgs{MerchantID: req.actor.MerchantID, Code: req.code,
+			RedeemNo: flow.RedeemNo, StoreID: req.in.StoreID, OrderAmount: req.in.OrderAmount, Now: now})
+		if err != nil {
+			return err
+		}
+		if !ok {
+			c, err := models.CouponByCode(tx, req.actor.MerchantID, req.code)
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return ErrCouponNotFound
 			}
-			got, ok, err := models.ReserveCoupon(tx, models.ReserveArgs{MerchantID: req.actor.MerchantID, Code: req.code,
-				RedeemNo: flow.RedeemNo, StoreID: req.in.StoreID, OrderAmount: req.in.OrderAmount, Now: now})
 			if err != nil {
 				return err
 			}
-			if !ok {
-				c, err := models.CouponByCode(tx, req.actor.MerchantID, req.code)
-				if errors.Is(err, gorm.ErrRecordNotFound) {
-					return ErrCouponNotFound
-				}
-				if err != nil {
-					return err
-				}
-				seen = *c
-				return s.reject(tx, flow, c, now)
-			}
-			campaign, err := s.campaigns.cached(tx, got.CampaignID)
-			if err != nil {
-				return err
-			}
-			hold := now.Add(s.holdTimeout)
-			flow.CouponID, flow.Status, flow.HoldUntil = got.ID, models.FlowProcessing, &hold
-			flow.DiscountAmount = campaign.Discount(req.in.OrderAmount)
-			reserved := flow.Transition(models.CouponUnused, models.CouponRedeeming, got.Version, req.actor.Label(), now)
-			if t.complete == nil {
-				seen = models.Coupon{ID: got.ID, Status: models.CouponRedeeming}
-				return models.InsertFlow(tx, flow, reserved)
-			}
-			seen = models.Coupon{ID: got.ID, Status: models.CouponRedeemed}
-			return completeInTx(tx, t.complete, flow, reserved, req.actor, now)
-		})
+			seen = *c
+			return s.reject(tx, flow, c, now)
+		}
+		campaign, err := s.campaigns.cached(tx, got.CampaignID)
+		if err != nil {
+			return err
+		}
+		hold := now.Add(s.holdTimeout)
+		flow.CouponID, flow.Status, flow.HoldUntil = got.ID, models.FlowProcessing, &hold
+		flow.DiscountAmount = campaign.Discount(req.in.OrderAmount)
+		reserved := flow.Transition(models.CouponUnused, models.CouponRedeeming, got.Version, req.actor.Label(), now)
+		if t.complete == nil {
+			seen = models.Coupon{ID: got.ID, Status: models.CouponRedeeming}
+			return models.InsertFlow(tx, flow, reserved)
+		}
+		seen = models.Coupon{ID: got.ID, Status: models.CouponRedeemed}
+		return completeInTx(tx, t.complete, flow, reserved, req.actor, now)
 	})
 	if err != nil {
 		return s.answerTake(db, req, err)
