@@ -160,18 +160,19 @@ const OwnSQLName = "own SQL: coupond's one-statement redemption"
 
 // ownSQLParams are the pgbench expressions bound to the one-shot statement's
 // parameters, drawn as the server draws them: a fresh redemption number and
-// request id per redemption (unique across runs by :run), the next unused code of a campaign (each client
-// walks its own share of the codes, so no two redemptions race for one),
+// request id per redemption (unique across runs by :run), the next unused
+// code of a campaign (each client walks its own share of the codes, so no
+// two redemptions race for one),
 // the bench store, a 5,000 order, the server's hold deadline. The operator is
 // NULL (a clerk token of the bench names no operator).
 var ownSQLParams = map[string]string{
-	"redeemNo":    "'RD' || :client_id || '-' || :i || '-' || :r",
+	"redeemNo":    "'RD' || :run || '-' || :client_id || '-' || :i || '-' || :r",
 	"now":         "now()",
 	"merchantId":  ":mid",
 	"code":        "(SELECT code FROM bench_own_codes WHERE n = :n)",
 	"orderAmount": "5000",
 	"storeId":     ":sid",
-	"requestId":   "'own-' || :client_id || '-' || :i",
+	"requestId":   "'own-' || :run || '-' || :client_id || '-' || :i",
 	"fingerprint": "'" + strings.Repeat("f", 64) + "'",
 	"operatorId":  "NULL",
 	"holdUntil":   "now() + interval '2 minutes'",
