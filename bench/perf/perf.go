@@ -386,7 +386,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	// The sustained knee: step down from the ramp's knee by 10% until a
 	// constant run holds p99 <= 100 ms with no errors (at most six tries;
 	// the last one tried is reported either way).
-	for try, rate := 0, res.RampKnee; try < 6; try, rate = try+1, math.Round(rate*0.9) {
+	for try, rate := 0, math.Max(res.RampKnee, 50); try < 6; try, rate = try+1, math.Round(rate*0.9) {
 		s, err := constantRun("constant at the knee", rate, true)
 		if err != nil {
 			return nil, err
