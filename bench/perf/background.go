@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"coupond/bench/harness"
@@ -103,29 +102,29 @@ func runJob(ctx context.Context, c *harness.Client, job string) error {
 	return nil
 }
 
-// underBackground runs redemptions at rate for secs quietly, then again for
-// secs while work runs over and over beside them (starting a moment after
-// the load so both overlap from the start), and compares the two p99s.
+// underBackground runs redemptions at rate for secs quietly, then again
+// while work runs beside them: the work is started with the load and run
+// again until secs have passed, and the load goes on in short chunks until
+// the last run of the work has finished (at most maxBackground), so every
+// run of the work is measured whole. It compares the two p99s.
 func underBackground(ctx context.Context, url, clerk string, rate float64, secs time.Duration, name, what string,
 	next func(prefix string) func(int) load.Op, work func(context.Context) error) BackgroundRow {
-	attack := func(prefix string) []*load.Record {
+	attack := func(prefix string, d time.Duration) []*load.Record {
 		return load.Run(ctx, load.Attack{Name: name, URL: url, Token: clerk, Pacer: load.Constant{PerSec: rate},
-			Duration: secs, MaxOps: int(rate*secs.Seconds()) + 1, Next: next(prefix)})
+			Duration: d, MaxOps: int(rate*d.Seconds()) + 1, Next: next(prefix)})
 	}
 	row := BackgroundRow{Name: name, Rate: round(rate), Work: what}
-	row.Quiet = load.Summarise(attack("bgq-"), nil)
-	wctx, stop := context.WithCancel(ctx)
-	var (
-		wg    sync.WaitGroup
-		spent time.Duration
-	)
-	wg.Add(1)
+	row.Quiet = load.Summarise(attack("bgq-", secs), nil)
+	wctx, stop := context.WithTimeout(ctx, maxBackground)
+	defer stop()
+	done := make(chan struct{})
+	var spent time.Duration
+	start := time.Now()
 	go func() {
-		defer wg.Done()
-		for wctx.Err() == nil {
+		defer close(done)
+		for wctx.Err() == nil && time.Since(start) < secs {
 			t := time.Now()
-			err := work(wctx)
-			if err != nil {
+			if err := work(wctx); err != nil {
 				if !errors.Is(err, context.Canceled) && wctx.Err() == nil {
 					row.WorkError = err.Error()
 				}
@@ -135,12 +134,29 @@ func underBackground(ctx context.Context, url, clerk string, rate float64, secs 
 			spent += time.Since(t)
 		}
 	}()
-	row.During = load.Summarise(attack("bgd-"), nil)
+	var during []*load.Record
+	for {
+		chunk := min(secs-time.Since(start), secs)
+		if chunk < 2*time.Second {
+			chunk = 2 * time.Second
+		}
+		during = append(during, attack("bgd-", chunk)...)
+		select {
+		case <-done:
+		default:
+			continue
+		}
+		break
+	}
 	stop()
-	wg.Wait()
+	<-done
+	row.During = load.Summarise(during, nil)
 	if row.WorkRuns > 0 {
 		row.WorkSecs = round(spent.Seconds() / float64(row.WorkRuns))
 	}
 	row.Ratio = round(row.During.P99 / nz(row.Quiet.P99))
 	return row
 }
+
+// maxBackground bounds one background row's work.
+const maxBackground = 3 * time.Minute

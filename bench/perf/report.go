@@ -177,7 +177,8 @@ func (r *Result) Markdown(command string) string {
 		p("| %s | %s | %s | %s | %s |\n", t.name, t.target, t.measured, t.ratio, res)
 	}
 	p("\nThe knee is sustained: the ramp's one-second windows broke down at %.0f/s (%s); from there the harness steps down "+
-		"by 10%% until a %.0f s constant run holds p99 ≤ 100 ms with no errors, and reports that rate.\n\n", r.RampKnee, r.KneeReason, r.KneeHoldSecs)
+		"by 10%% until a %.0f s constant run holds p99 ≤ 100 ms with no errors, and reports that rate%s.\n\n", r.RampKnee, r.KneeReason, r.KneeHoldSecs,
+		map[bool]string{true: "", false: " (no step held in this run: the knee reported is the last rate tried)"}[len(r.KneeSteps) == 0 || r.KneeSteps[len(r.KneeSteps)-1].Held])
 	p("| constant run | p99 ms | error rate | held |\n|---|---|---|---|\n")
 	for _, st := range r.KneeSteps {
 		p("| %.0f/s | %.1f | %.4f | %s |\n", st.Rate, st.P99, st.ErrorRate, map[bool]string{true: "yes", false: "no"}[st.Held])
@@ -595,6 +596,10 @@ func (r *Result) sqliteMarkdown(p func(string, ...any)) {
 		for _, st := range s.KneeSteps {
 			steps = append(steps, fmt.Sprintf("%.0f/s: %.0f ms", st.Rate, st.P99))
 		}
-		p("| %s | %.0f/s | %.0f/s | %.1f ms | %d | %s |\n", s.Synchronous, s.RampKnee, s.Knee, s.Half.P99, s.Audit, strings.Join(steps, ", "))
+		knee := fmt.Sprintf("%.0f/s", s.Knee)
+		if n := len(s.KneeSteps); n > 0 && !s.KneeSteps[n-1].Held {
+			knee = fmt.Sprintf("below %.0f/s (no step held)", s.Knee)
+		}
+		p("| %s | %.0f/s | %s | %.1f ms | %d | %s |\n", s.Synchronous, s.RampKnee, knee, s.Half.P99, s.Audit, strings.Join(steps, ", "))
 	}
 }
