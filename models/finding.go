@@ -64,6 +64,9 @@ const (
 	// FindingLookupFailing: compensation could not learn the outcome of a stuck
 	// redemption from the fulfillment adapter after repeated tries.
 	FindingLookupFailing FindingKind = "LOOKUP_FAILING"
+	// FindingWebhookFailing: a webhook endpoint failed every attempt for 3
+	// days and was disabled.
+	FindingWebhookFailing FindingKind = "WEBHOOK_FAILING"
 )
 
 // Finding is one discrepancy, written once (DedupeKey is unique per merchant)

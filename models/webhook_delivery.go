@@ -101,13 +101,6 @@ WHERE merchant_id = ? AND endpoint_id = ? AND event_id = ? AND attempts = ? AND 
 	return res.RowsAffected == 1, res.Error
 }
 
-// FailPendingDeliveries gives up the endpoint's PENDING deliveries (the
-// endpoint was disabled).
-func FailPendingDeliveries(tx *gorm.DB, merchantID, endpointID int64, reason string) error {
-	return tx.Exec(`UPDATE webhook_deliveries SET status = 'FAILED', last_error = COALESCE(last_error, ?)
-WHERE merchant_id = ? AND endpoint_id = ? AND status = 'PENDING'`, reason, merchantID, endpointID).Error
-}
-
 // Redeliver makes the event due again at the endpoint now, with the same
 // event id: the delivery row goes back to PENDING (an attempt in flight keeps
 // its lease and its outcome), or is created if the endpoint never had it.
