@@ -345,7 +345,7 @@ func (d *Deliverer) disable(tx *gorm.DB, ep *models.WebhookEndpoint, reason stri
 		return nil
 	}
 	_, err = models.InsertFindings(tx, []models.Finding{{MerchantID: ep.MerchantID, Kind: models.FindingWebhookFailing,
-		Details: fmt.Sprintf("webhook endpoint %d (%s) failed every attempt for 3 days and was disabled", ep.ID, ep.URL),
+		Details:   fmt.Sprintf("webhook endpoint %d (%s) failed every attempt for 3 days and was disabled", ep.ID, ep.URL),
 		DedupeKey: fmt.Sprintf("webhook:%d:%d", ep.ID, now.Unix()), Status: models.FindingOpen, CreatedAt: now}})
 	return err
 }

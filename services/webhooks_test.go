@@ -223,7 +223,6 @@ func TestWebhookEndpointRules(t *testing.T) {
 	})
 }
 
-
 // TestWebhookRedemptionsDeliveredOnce: 200 concurrent redemptions, a receiver
 // that fails the first two attempts of every event: 200 events, each
 // accepted exactly once, every request verified.
