@@ -520,3 +520,31 @@ func PublicAddr(a netip.Addr) bool {
 		!a.IsInterfaceLocalMulticast() && !a.IsMulticast() && !a.IsUnspecified() && !sharedSpace.Contains(a) &&
 		!thisNetwork.Contains(a)
 }
+
+// WebhookMetrics is what /metrics shows of the outbox: events stored,
+// deliveries by status, and per endpoint the age of its oldest undelivered
+// event.
+type WebhookMetrics struct {
+	Events     int64
+	Deliveries map[models.DeliveryStatus]int64
+	Oldest     []models.OldestPending
+}
+
+// Metrics reads the outbox's figures for /metrics.
+func (s *Webhooks) Metrics(ctx context.Context) (WebhookMetrics, error) {
+	db := s.db.WithContext(ctx)
+	out := WebhookMetrics{Deliveries: map[models.DeliveryStatus]int64{}}
+	var err error
+	if out.Events, err = models.CountEvents(db); err != nil {
+		return out, err
+	}
+	counts, err := models.CountDeliveries(db)
+	if err != nil {
+		return out, err
+	}
+	for _, c := range counts {
+		out.Deliveries[c.Status] = c.N
+	}
+	out.Oldest, err = models.OldestPendingDeliveries(db)
+	return out, err
+}
