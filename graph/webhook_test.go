@@ -131,7 +131,9 @@ func TestWebhooksOverGraphQL(t *testing.T) {
 			d.WebhookDeliveries.Edges[0].Node.NextAttemptAt == nil || d.WebhookDeliveries.Edges[0].Node.EndpointID != ep.Endpoint.ID {
 			t.Fatalf("deliveries %+v", d)
 		}
-		var rd struct{ RedeliverEvent struct{ EventID, Status string } }
+		var rd struct {
+			RedeliverEvent struct{ EventID, Status string }
+		}
 		a.mustDo(t, a.admin, redeliver, map[string]any{"in": map[string]any{"eventId": payload.ID, "endpointId": ep.Endpoint.ID}}, &rd)
 		if rd.RedeliverEvent.EventID != payload.ID || rd.RedeliverEvent.Status != "PENDING" {
 			t.Fatalf("redeliver %+v", rd)

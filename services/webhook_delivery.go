@@ -3,8 +3,6 @@ package services
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -25,6 +23,7 @@ import (
 	"gorm.io/gorm"
 
 	"coupond/models"
+	"coupond/orderwire"
 )
 
 // Delivery limits of the Standard Webhooks contract coupond keeps.
@@ -255,10 +254,7 @@ func SignWebhook(secrets []string, id string, ts int64, body []byte) string {
 		if err != nil {
 			continue
 		}
-		mac := hmac.New(sha256.New, key)
-		fmt.Fprintf(mac, "%s.%d.", id, ts)
-		mac.Write(body)
-		sigs = append(sigs, "v1,"+base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+		sigs = append(sigs, orderwire.SignStandard(key, id, strconv.FormatInt(ts, 10), body))
 	}
 	return strings.Join(sigs, " ")
 }
