@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -16,12 +17,15 @@ import (
 // endpoint subscribed to it. Redemption and refund events are rendered by
 // their statements in models (InsertRedemptionEvent, InsertRefundEvents).
 func recordEvent(tx *gorm.DB, merchantID int64, typ string, couponID int64, now time.Time, data map[string]any) error {
-	b, err := json.Marshal(data)
-	if err != nil {
+	// Links such as codesExport keep their & unescaped.
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(data); err != nil {
 		return err
 	}
 	ev := &models.OutboxEvent{MerchantID: merchantID, UID: models.NewEventUID(), Type: typ, CouponID: couponID,
-		Data: string(b), CreatedAt: now}
+		Data: strings.TrimSuffix(b.String(), "\n"), CreatedAt: now}
 	if err := models.InsertEvent(tx, ev); err != nil {
 		return fmt.Errorf("record event %s: %w", typ, err)
 	}
