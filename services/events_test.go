@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"sync"
 	"testing"
 	"time"
 
@@ -174,7 +173,6 @@ func TestEventFeedSkipsNothing(t *testing.T) {
 		w := newWorldWith(t, db, true)
 		const n = 200
 		codes := w.issue(w.campaign, n)
-		ctx := context.Background()
 		seen := map[string]int{}
 		var afterTx, afterID int64
 		read := func() {
@@ -185,35 +183,17 @@ func TestEventFeedSkipsNothing(t *testing.T) {
 				afterTx, afterID = ev.TxID, ev.ID
 			}
 		}
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i, code := range codes {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				_, err := w.svc.Redemptions.Redeem(ctx, w.clerkA, services.RedeemInput{Code: code, StoreID: w.storeA.ID,
-					RequestID: fmt.Sprintf("r-%d", i), OrderAmount: 5000})
-				if err != nil {
-					t.Error(err)
+		w.redeemConcurrently(codes, func(done <-chan struct{}) {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+					read()
+					time.Sleep(2 * time.Millisecond)
 				}
-			}()
-		}
-		done := make(chan struct{})
-		go func() { wg.Wait(); close(done) }()
-		close(start)
-	loop:
-		for {
-			select {
-			case <-done:
-				break loop
-			default:
-				read()
-				// Leave the writers room on a loaded machine (SQLite's
-				// writers wait at most their busy timeout).
-				time.Sleep(2 * time.Millisecond)
 			}
-		}
+		})
 		// A write transaction still open anywhere on the server (another
 		// test's) holds the horizon back; the feed then waits, never skips.
 		for deadline := time.Now().Add(30 * time.Second); len(seen) < n && time.Now().Before(deadline); {
