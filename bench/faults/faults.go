@@ -120,7 +120,7 @@ type world struct {
 	rid   atomic.Int64
 	extra *harness.Server // a second server, when running
 	// rcv is the webhook receiver subscribed to every event type, if any.
-	rcv *receiver
+	rcv *harness.Receiver
 	// recovered is when the last fault's injection ended.
 	recovered time.Time
 	// replicas are servers besides fx.Server that run from the start of
@@ -207,7 +207,7 @@ func newWorld(ctx context.Context, cfg Config, db string, webhook, direct bool, 
 
 func (w *world) close() {
 	if w.rcv != nil {
-		w.rcv.down()
+		w.rcv.Down()
 	}
 	if w.extra != nil {
 		w.extra.Stop()

@@ -2,17 +2,11 @@ package faults
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"coupond/orderwire"
+	"coupond/bench/harness"
 )
 
 // webhookWait bounds how long a webhook fault waits for every event to be
@@ -38,115 +32,17 @@ type WebhookOutcome struct {
 	LagS float64 `json:"lag_after_recovery_s"`
 }
 
-// receiver is the suite's webhook receiver: it verifies Standard Webhooks
-// signatures with the endpoint's secret and records what it accepted. It can
-// go down (its listener closed, so connections are refused), answer 500, or
-// answer after a delay.
-type receiver struct {
-	addr   string
-	key    atomic.Pointer[[]byte]
-	status atomic.Int32 // 0: 204; otherwise this status
-	delay  atomic.Int64 // nanoseconds before answering
-
-	mu       sync.Mutex
-	srv      *http.Server
-	accepted map[string]int
-	last     time.Time
-	bad      int
-}
-
-func startReceiver() (*receiver, error) {
-	r := &receiver{addr: "127.0.0.1:0", accepted: map[string]int{}}
-	return r, r.up()
-}
-
-// up (re)starts the receiver on its address.
-func (r *receiver) up() error {
-	ln, err := net.Listen("tcp", r.addr)
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{Handler: r, ReadHeaderTimeout: 5 * time.Second}
-	r.mu.Lock()
-	r.addr, r.srv = ln.Addr().String(), srv
-	r.mu.Unlock()
-	go func() { _ = srv.Serve(ln) }()
-	return nil
-}
-
-// down closes the listener and every connection.
-func (r *receiver) down() {
-	r.mu.Lock()
-	srv := r.srv
-	r.srv = nil
-	r.mu.Unlock()
-	if srv != nil {
-		_ = srv.Close()
-	}
-}
-
-func (r *receiver) url() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return "http://" + r.addr + "/hook"
-}
-
-func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	body, _ := io.ReadAll(io.LimitReader(req.Body, 1<<20))
-	if d := time.Duration(r.delay.Load()); d > 0 {
-		select {
-		case <-time.After(d):
-		case <-req.Context().Done():
-			return
-		}
-	}
-	id := req.Header.Get(orderwire.HeaderWebhookID)
-	key := r.key.Load()
-	if key == nil || !orderwire.VerifyStandard(*key, id, req.Header.Get(orderwire.HeaderWebhookTimestamp), body,
-		req.Header.Get(orderwire.HeaderWebhookSignature)) {
-		r.mu.Lock()
-		r.bad++
-		r.mu.Unlock()
-		w.WriteHeader(http.StatusUnauthorized)
-		return
-	}
-	if s := r.status.Load(); s != 0 {
-		w.WriteHeader(int(s))
-		return
-	}
-	r.mu.Lock()
-	r.accepted[id]++
-	r.last = time.Now()
-	r.mu.Unlock()
-	w.WriteHeader(http.StatusNoContent)
-}
-
 // subscribe starts a receiver and subscribes it to every event type of the
 // world's merchant.
 func (w *world) subscribe(ctx context.Context) error {
-	rcv, err := startReceiver()
+	rcv, err := harness.StartReceiver()
 	if err != nil {
 		return err
 	}
-	var out struct {
-		CreateWebhookEndpoint struct {
-			Secret string `json:"secret"`
-		} `json:"createWebhookEndpoint"`
-	}
-	err = w.fx.Admin.Do(ctx, `mutation($in: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $in) { secret } }`,
-		map[string]any{"in": map[string]any{"url": rcv.url(), "description": "fault suite", "events": []string{
-			"redemption.succeeded", "redemption.released", "redemption.refunded", "coupon.reissued", "coupon.issued",
-			"coupon.expired", "coupon.voided", "finding.opened"}}}, &out)
-	if err != nil {
-		rcv.down()
-		return fmt.Errorf("subscribe the receiver: %w", err)
-	}
-	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(out.CreateWebhookEndpoint.Secret, "whsec_"))
-	if err != nil {
-		rcv.down()
+	if _, err := harness.Subscribe(ctx, w.fx.Admin, rcv); err != nil {
+		rcv.Down()
 		return err
 	}
-	rcv.key.Store(&key)
 	w.rcv = rcv
 	return nil
 }
@@ -174,15 +70,14 @@ func (w *world) webhookCheck(ctx context.Context, recovered time.Time, wait time
 			return nil, err
 		}
 		o := &WebhookOutcome{Events: len(uids)}
-		w.rcv.mu.Lock()
+		accepted := w.rcv.Accepted()
 		for _, u := range uids {
-			if n := w.rcv.accepted[u]; n > 0 {
+			if n := accepted[u]; n > 0 {
 				o.Delivered++
 				o.Repeats += n - 1
 			}
 		}
-		o.BadSignatures, o.LagS = w.rcv.bad, w.rcv.last.Sub(recovered).Seconds()
-		w.rcv.mu.Unlock()
+		o.BadSignatures, o.LagS = w.rcv.BadSignatures(), w.rcv.Last().Sub(recovered).Seconds()
 		o.Lost = o.Events - o.Delivered
 		if o.Lost == 0 || time.Now().After(deadline) {
 			w.cfg.logf("  webhooks: %d events, %d delivered, %d lost, %d same-id repeats, %d bad signatures, last delivery %.1f s after recovery",
@@ -219,31 +114,31 @@ func runWebhooks(ctx context.Context, cfg Config, rate float64, ncodes int) ([]F
 	}{
 		{"webhook receiver down", "the receiver's listener closed (connections refused) for 60 s, then back", 65 * time.Second,
 			func(ctx context.Context, w *world) (time.Time, string, error) {
-				w.rcv.down()
+				w.rcv.Down()
 				time.Sleep(60 * time.Second)
-				return time.Now(), "", w.rcv.up()
+				return time.Now(), "", w.rcv.Up()
 			}},
 		{"webhook receiver answers 500", "every delivery answered 500 for 30 s", 35 * time.Second,
 			func(ctx context.Context, w *world) (time.Time, string, error) {
-				w.rcv.status.Store(http.StatusInternalServerError)
+				w.rcv.SetStatus(http.StatusInternalServerError)
 				time.Sleep(30 * time.Second)
-				w.rcv.status.Store(0)
+				w.rcv.SetStatus(0)
 				return time.Now(), "", nil
 			}},
 		{"webhook receiver slower than the timeout", "every delivery answered after 12 s (timeout 10 s) for 30 s", 35 * time.Second,
 			func(ctx context.Context, w *world) (time.Time, string, error) {
-				w.rcv.delay.Store(int64(12 * time.Second))
+				w.rcv.SetDelay(12 * time.Second)
 				time.Sleep(30 * time.Second)
-				w.rcv.delay.Store(0)
+				w.rcv.SetDelay(0)
 				return time.Now(), "", nil
 			}},
 		{"coupond SIGKILLed mid-delivery", "receiver answering after 2 s so attempts are in flight; coupond SIGKILLed and restarted", 12 * time.Second,
 			func(ctx context.Context, w *world) (time.Time, string, error) {
-				w.rcv.delay.Store(int64(2 * time.Second))
+				w.rcv.SetDelay(2 * time.Second)
 				time.Sleep(3 * time.Second)
 				w.fx.Server.Kill()
 				err := w.fx.Server.Start(ctx)
-				w.rcv.delay.Store(0)
+				w.rcv.SetDelay(0)
 				return time.Now(), "", err
 			}},
 	}

@@ -1,4 +1,4 @@
-package faults
+package harness
 
 import (
 	"bytes"
@@ -10,21 +10,21 @@ import (
 	"coupond/orderwire"
 )
 
-// TestReceiver: the suite's receiver verifies signatures, records accepted
+// TestReceiver: the benchmark's receiver verifies signatures, records accepted
 // events, answers the status it is told to, and refuses connections while
 // down, then comes back on the same address.
 func TestReceiver(t *testing.T) {
-	r, err := startReceiver()
+	r, err := StartReceiver()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.down()
+	defer r.Down()
 	key := []byte("0123456789abcdef0123456789abcdef")
-	r.key.Store(&key)
+	r.SetKey(key)
 	send := func(id string, k []byte) (int, error) {
 		body := []byte(`{"id":"` + id + `"}`)
 		ts := strconv.FormatInt(time.Now().Unix(), 10)
-		req, _ := http.NewRequest(http.MethodPost, r.url(), bytes.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, r.URL(), bytes.NewReader(body))
 		req.Header.Set(orderwire.HeaderWebhookID, id)
 		req.Header.Set(orderwire.HeaderWebhookTimestamp, ts)
 		req.Header.Set(orderwire.HeaderWebhookSignature, orderwire.SignStandard(k, id, ts, body))
@@ -45,10 +45,10 @@ func TestReceiver(t *testing.T) {
 	}{
 		{"accepted", func() {}, "evt_1", key, http.StatusNoContent, true},
 		{"bad signature", func() {}, "evt_2", []byte("other"), http.StatusUnauthorized, true},
-		{"answers 500", func() { r.status.Store(500) }, "evt_3", key, http.StatusInternalServerError, true},
-		{"down", func() { r.status.Store(0); r.down() }, "evt_4", key, 0, false},
+		{"answers 500", func() { r.SetStatus(500) }, "evt_3", key, http.StatusInternalServerError, true},
+		{"down", func() { r.SetStatus(0); r.Down() }, "evt_4", key, 0, false},
 		{"back up", func() {
-			if err := r.up(); err != nil {
+			if err := r.Up(); err != nil {
 				t.Fatal(err)
 			}
 		}, "evt_1", key, http.StatusNoContent, true},
@@ -62,7 +62,7 @@ func TestReceiver(t *testing.T) {
 			}
 		})
 	}
-	if r.accepted["evt_1"] != 2 || len(r.accepted) != 1 || r.bad != 1 {
-		t.Fatalf("accepted %v, bad %d", r.accepted, r.bad)
+	if a := r.Accepted(); a["evt_1"] != 2 || len(a) != 1 || r.BadSignatures() != 1 {
+		t.Fatalf("accepted %v, bad %d", a, r.BadSignatures())
 	}
 }
