@@ -29,6 +29,10 @@ func setComplexity(c *generated.ComplexityRoot) {
 	}
 	c.Query.Campaigns = func(child int, _ *time.Time, first *int64, _ *string) int { return pageCost(child, first) }
 	c.Query.Stores = func(child int, first *int64, _ *string) int { return pageCost(child, first) }
+	c.Query.WebhookDeliveries = func(child int, _ *model.WebhookDeliveryFilter, first *int64, _ *string) int {
+		return pageCost(child, first)
+	}
+	c.Query.Events = func(child int, _ *model.EventFilter, first *int64, _ *string) int { return pageCost(child, first) }
 	c.Query.AuditEvents = func(child int, _ *model.AuditEventFilter, first *int64, _ *string) int {
 		return pageCost(child, first)
 	}

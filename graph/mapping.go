@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"coupond/graph/model"
 	"coupond/models"
@@ -81,4 +82,12 @@ func jobCounts(raw string) ([]*model.JobCount, error) {
 
 func redeemInput(in model.RedeemCouponInput) services.RedeemInput {
 	return services.RedeemInput{Code: in.Code, StoreID: in.StoreID, RequestID: in.RequestID, OrderAmount: in.OrderAmount}
+}
+
+// timeText is t as the services' from/to text (RFC 3339), or empty.
+func timeText(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
 }

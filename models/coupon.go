@@ -209,6 +209,7 @@ type Expired struct {
 	ID         int64
 	MerchantID int64
 	Version    int64
+	Code       string
 }
 
 // ExpireCoupons moves up to limit UNUSED coupons whose validity ended by now
@@ -229,7 +230,7 @@ func ExpireCoupons(tx *gorm.DB, merchantID int64, now time.Time, limit int) ([]E
 	var rows []Expired
 	err := tx.Raw(`UPDATE coupons SET status = 'EXPIRED', version = version + 1, updated_at = ?
 WHERE id IN (`+pick+`) AND status = 'UNUSED' AND valid_to <= ?
-RETURNING id, merchant_id, version`, args...).Scan(&rows).Error
+RETURNING id, merchant_id, version, code`, args...).Scan(&rows).Error
 	return rows, err
 }
 

@@ -1,8 +1,10 @@
 package models
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"gorm.io/gorm"
@@ -62,6 +64,9 @@ const (
 	// FindingLookupFailing: compensation could not learn the outcome of a stuck
 	// redemption from the fulfillment adapter after repeated tries.
 	FindingLookupFailing FindingKind = "LOOKUP_FAILING"
+	// FindingWebhookFailing: a webhook endpoint failed every attempt for 3
+	// days and was disabled.
+	FindingWebhookFailing FindingKind = "WEBHOOK_FAILING"
 )
 
 // Finding is one discrepancy, written once (DedupeKey is unique per merchant)
@@ -141,10 +146,14 @@ func InsertFindings(tx *gorm.DB, fs []Finding) (int64, error) {
 			for c := range slices.Chunk(ks, findingKeysChunk) {
 				// The partial unique index finding_events_opened keeps one OPENED
 				// event per finding, whichever run wrote it.
-				err := tx.Exec(`INSERT INTO finding_events (merchant_id, finding_id, action, created_at)
+				var opened []int64
+				err := tx.Raw(`INSERT INTO finding_events (merchant_id, finding_id, action, created_at)
 SELECT merchant_id, id, 'OPENED', created_at FROM findings WHERE merchant_id = ? AND dedupe_key IN ?
-ON CONFLICT DO NOTHING`, m, c).Error
+ON CONFLICT DO NOTHING RETURNING finding_id`, m, c).Scan(&opened).Error
 				if err != nil {
+					return err
+				}
+				if err := insertFindingOpenedEvents(tx, m, opened); err != nil {
 					return err
 				}
 			}
@@ -287,4 +296,32 @@ func EachFindingForExport(db *gorm.DB, merchantID int64, f FindingFilter, batch 
 		}
 		before = rows[len(rows)-1].ID
 	}
+}
+
+// insertFindingOpenedEvents writes finding.opened for each of the merchant's
+// findings ids, which this transaction opened.
+func insertFindingOpenedEvents(tx *gorm.DB, merchantID int64, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	var fs []Finding
+	if err := tx.Where("merchant_id = ? AND id IN ?", merchantID, ids).Order("id").Find(&fs).Error; err != nil {
+		return err
+	}
+	for _, f := range fs {
+		data := map[string]any{"findingId": strconv.FormatInt(f.ID, 10), "kind": f.Kind, "details": f.Details,
+			"redeemNo": f.RedeemNo, "couponId": nil}
+		if f.CouponID != nil {
+			data["couponId"] = strconv.FormatInt(*f.CouponID, 10)
+		}
+		b, err := json.Marshal(data)
+		if err != nil {
+			return err
+		}
+		if err := InsertEvent(tx, &OutboxEvent{MerchantID: merchantID, UID: NewEventUID(), Type: EventFindingOpened,
+			Data: string(b), CreatedAt: f.CreatedAt}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

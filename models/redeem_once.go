@@ -16,7 +16,10 @@ import (
 // reserve's (eligibleSQL), and the discount is
 // Campaign.Discount's (discountSQL). Parameters: $1 redemption number, $2 now,
 // $3 merchant, $4 code, $5 order amount, $6 store, $7 request id,
-// $8 fingerprint, $9 operator, $10 hold deadline, $11 actor.
+// $8 fingerprint, $9 operator, $10 hold deadline, $11 actor, $12 the
+// redemption.succeeded event's public id. The event and its deliveries (one
+// per subscribed endpoint) are two more parts of the statement, so the outbox
+// costs the hot path no commit.
 var redeemOnceSQL = `WITH c AS (
   UPDATE coupons SET status = 'REDEEMED', redeem_no = $1, version = version + 2, updated_at = $2
   WHERE merchant_id = $3 AND code = $4 AND ` + eligibleSQL("$2", "$5::bigint", "$6::bigint") + `
@@ -39,13 +42,28 @@ var redeemOnceSQL = `WITH c AS (
   UNION ALL
   SELECT $3::bigint, c.id, 'REDEEMING', 'REDEEMED', c.version, $1::text, $11::text, $6::bigint,
     $2::timestamptz FROM c`) + `
+), ev AS (
+  INSERT INTO outbox_events (merchant_id, uid, type, coupon_id, data, created_at)
+  SELECT $3::bigint, $12::text, '` + EventRedemptionSucceeded + `', c.id, ` + redemptionData{redeemNo: "$1::text",
+	requestID: "$7::text", operation: "'" + string(OpRedeem) + "'", code: "$4::text", storeID: "$6::bigint", storeCode: "s.code",
+	orderAmount: "$5::bigint", discountAmount: "f.discount_amount", orderRef: "f.order_ref", releaseReason: "NULL::text",
+	operator: "tk.name"}.sql(Postgres) + `, $2::timestamptz
+  FROM c CROSS JOIN f
+  LEFT JOIN stores s ON s.merchant_id = $3::bigint AND s.id = $6::bigint
+  LEFT JOIN api_tokens tk ON tk.merchant_id = $3::bigint AND tk.id = $9::bigint
+  RETURNING id, coupon_id
+), wd AS (
+  INSERT INTO webhook_deliveries (merchant_id, endpoint_id, event_id, coupon_id, status, next_attempt_at, created_at)
+  SELECT w.merchant_id, w.id, ev.id, ev.coupon_id, 'PENDING', $2::timestamptz, $2::timestamptz
+  FROM ev, webhook_endpoints w
+  WHERE w.merchant_id = $3::bigint AND w.enabled AND (',' || w.events || ',') LIKE '` + "%," + EventRedemptionSucceeded + ",%" + `'
 )
 SELECT c.id AS coupon_id, c.campaign_id, f.id AS flow_id, f.discount_amount, f.order_ref FROM c, f`
 
 // redeemOnceParams names redeemOnceSQL's parameters in order ($1 first), as
 // RedeemOnce passes them.
 var redeemOnceParams = []string{"redeemNo", "now", "merchantId", "code", "orderAmount", "storeId", "requestId",
-	"fingerprint", "operatorId", "holdUntil", "actor"}
+	"fingerprint", "operatorId", "holdUntil", "actor", "eventId"}
 
 // RedeemOnceStatement returns the statement RedeemOnce sends and the names of
 // its parameters in order. `coupond debug redeem-sql` prints them, so the
@@ -79,7 +97,7 @@ func RedeemOnce(db *gorm.DB, a ReserveArgs, flow *RedemptionFlow, actor string) 
 	var r RedeemedOnce
 	err := db.Statement.ConnPool.QueryRowContext(db.Statement.Context, redeemOnceSQL,
 		flow.RedeemNo, a.Now, a.MerchantID, a.Code, a.OrderAmount, a.StoreID, flow.RequestID, flow.Fingerprint,
-		flow.OperatorID, flow.HoldUntil, actor,
+		flow.OperatorID, flow.HoldUntil, actor, NewEventUID(),
 	).Scan(&r.CouponID, &r.CampaignID, &r.FlowID, &r.DiscountAmount, &r.OrderRef)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil

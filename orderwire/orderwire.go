@@ -9,7 +9,9 @@ package orderwire
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
+	"strings"
 )
 
 // Protocol headers.
@@ -21,6 +23,18 @@ const (
 	HeaderSignature = "X-Coupond-Signature"
 	// HeaderIdempotencyKey repeats the redemption number the call is keyed by.
 	HeaderIdempotencyKey = "Idempotency-Key"
+
+	// The Standard Webhooks headers (https://www.standardwebhooks.com), which
+	// coupond's event webhooks and, beside the X-Coupond ones for one release,
+	// its fulfillment calls carry.
+
+	// HeaderWebhookID carries the message id, the same on every retry.
+	HeaderWebhookID = "webhook-id"
+	// HeaderWebhookTimestamp carries the Unix time, in seconds, of the attempt.
+	HeaderWebhookTimestamp = "webhook-timestamp"
+	// HeaderWebhookSignature carries "v1," and the base64 HMAC-SHA256 of
+	// id.timestamp.body, one per signing key, space-separated.
+	HeaderWebhookSignature = "webhook-signature"
 )
 
 // Answers of the order system that coupond understands in an error body.
@@ -45,6 +59,29 @@ func Sign(secret []byte, ts, body string) string {
 // ts, in constant time.
 func VerifySignature(secret []byte, ts, body, sig string) bool {
 	return hmac.Equal([]byte(Sign(secret, ts, body)), []byte(sig))
+}
+
+// SignStandard returns one Standard Webhooks signature ("v1," and base64) of
+// body with message id and timestamp ts, keyed by key (a whsec_ secret's
+// decoded bytes).
+func SignStandard(key []byte, id, ts string, body []byte) string {
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(id + "." + ts + "."))
+	mac.Write(body)
+	return "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// VerifyStandard reports whether one of the space-separated signatures in
+// header is key's signature of the message, in constant time.
+func VerifyStandard(key []byte, id, ts string, body []byte, header string) bool {
+	want := []byte(SignStandard(key, id, ts, body))
+	ok := false
+	for _, sig := range strings.Fields(header) {
+		if hmac.Equal([]byte(sig), want) {
+			ok = true
+		}
+	}
+	return ok
 }
 
 // FulfilRequest is the body of POST /fulfil.

@@ -1,6 +1,9 @@
 package orderwire
 
-import "testing"
+import (
+	"encoding/base64"
+	"testing"
+)
 
 func TestSignAndVerify(t *testing.T) {
 	secret, ts, body := []byte("s3cret"), "1767225600", `{"merchantId":1,"redeemNo":"RD1"}`
@@ -26,5 +29,25 @@ func TestSignAndVerify(t *testing.T) {
 	}
 	if len(sig) != len("v1=")+64 || sig[:3] != "v1=" {
 		t.Fatalf("signature %q is not v1= and 64 hex digits", sig)
+	}
+}
+
+// TestSignStandardVector checks SignStandard and VerifyStandard against the
+// example of the Standard Webhooks libraries' tests.
+func TestSignStandardVector(t *testing.T) {
+	key, err := base64.StdEncoding.DecodeString("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, ts, body := "msg_p5jXN8AQM9LWM0D4loKWxJek", "1614265330", []byte(`{"test": 2432232314}`)
+	const want = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+	if got := SignStandard(key, id, ts, body); got != want {
+		t.Fatalf("signature %s, want %s", got, want)
+	}
+	if !VerifyStandard(key, id, ts, body, "v1,bm90IGl0 "+want) {
+		t.Fatal("a header with the signature among others does not verify")
+	}
+	if VerifyStandard(key, id, ts, []byte(`{"test": 2432232315}`), want) {
+		t.Fatal("a changed body verifies")
 	}
 }

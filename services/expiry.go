@@ -98,7 +98,15 @@ func (e *Expirer) batch(ctx context.Context, merchantID int64, byMerchant map[in
 			merchants = append(merchants, m)
 		}
 		slices.Sort(merchants)
+		codes := map[int64][]string{}
+		for _, c := range expired {
+			codes[c.MerchantID] = append(codes[c.MerchantID], c.Code)
+		}
 		for _, m := range merchants {
+			if err := recordEvent(tx, m, models.EventCouponExpired, 0, now, map[string]any{
+				"batchNo": batchNo, "count": len(codes[m]), "codes": codes[m]}); err != nil {
+				return err
+			}
 			if err := e.audit.record(tx, SystemActor(m), "coupon.expire", "batch:"+batchNo,
 				"expired "+strconv.Itoa(perMerchant[m])+" coupons whose validity ended", nil); err != nil {
 				return err

@@ -124,6 +124,15 @@ func (c *Campaigns) IssueCoupons(ctx context.Context, actor Actor, in IssueInput
 			}
 			res.Codes = append(res.Codes, codes[:min(len(codes), MaxCodesReturned-len(res.Codes))]...)
 		}
+		operator, err := operatorName(tx, actor)
+		if err != nil {
+			return err
+		}
+		if err := recordEvent(tx, actor.MerchantID, models.EventCouponIssued, 0, now, map[string]any{
+			"campaignId": fmt.Sprint(camp.ID), "count": total, "requestId": nilIfEmpty(in.RequestID),
+			"operator": operator, "codesExport": codesExportLink(camp.ID, now)}); err != nil {
+			return err
+		}
 		if err := c.audit.record(tx, actor, "campaign.issue", fmt.Sprintf("campaign:%d", camp.ID),
 			fmt.Sprintf("issued %d coupons", total), nil); err != nil {
 			return err

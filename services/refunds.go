@@ -82,6 +82,9 @@ func (s *Redemptions) Refund(ctx context.Context, actor Actor, in RefundInput) (
 		if err := models.RecordTransitions(tx, refunded); err != nil {
 			return err
 		}
+		if err := models.InsertRefundEvents(tx, actor.MerchantID, refund.RefundNo, in.Reissue, now); err != nil {
+			return err
+		}
 		return s.campaigns.audit.record(tx, actor, "redemption.refund", flow.RedeemNo,
 			fmt.Sprintf("refund %s reissue=%t reason=%q", refund.RefundNo, in.Reissue, in.Reason), &in.RequestID)
 	})

@@ -2,6 +2,7 @@ package services
 
 import (
 	"log/slog"
+	"net"
 	"time"
 
 	"gorm.io/gorm"
@@ -57,6 +58,11 @@ type Options struct {
 	// a confirm passes, with its redemption number, so fault tests can stop
 	// the process at exactly that moment. Production leaves it nil.
 	CrashPoint func(point CrashPoint, redeemNo string)
+	// AllowPrivateWebhooks accepts endpoint URLs on loopback and private
+	// addresses (serve --allow-private-webhooks: on-premise installs, tests).
+	AllowPrivateWebhooks bool
+	// Resolver resolves endpoint hosts; nil is net.DefaultResolver.
+	Resolver Resolver
 }
 
 // CrashPoint names a moment of the redemption protocol after which a crash
@@ -104,6 +110,8 @@ type Services struct {
 	Expiry *Expirer
 	// JobRuns runs jobs and records their runs.
 	JobRuns *JobRuns
+	// Webhooks manages webhook endpoints and reads events and deliveries.
+	Webhooks *Webhooks
 }
 
 // New wires the services over db.
@@ -148,6 +156,10 @@ func New(db *gorm.DB, o Options) *Services {
 		ordersInDB: !o.ExternalOrders && !ordersOutside(o.Fulfiller)}
 	svc.Statements = &Statements{db: db, now: o.Now, audit: audit}
 	svc.Expiry = &Expirer{db: db, now: o.Now, audit: audit, batchSize: 500, maxBatches: 100}
+	if o.Resolver == nil {
+		o.Resolver = net.DefaultResolver
+	}
+	svc.Webhooks = &Webhooks{db: db, now: o.Now, audit: audit, allowPrivate: o.AllowPrivateWebhooks, resolver: o.Resolver}
 	svc.JobRuns = newJobRuns(db, o.Now, o.Logger, svc.Compensation, svc.Reconciliation, svc.Statements, svc.Expiry)
 	return svc
 }

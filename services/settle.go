@@ -55,7 +55,14 @@ func (s *Redemptions) finish(ctx context.Context, actor Actor, flow *models.Rede
 				// by it; anything else is a broken invariant, never papered over.
 				return fmt.Errorf("coupon %d is not held by processing flow %s", flow.CouponID, flow.RedeemNo)
 			}
-			return models.RecordTransitions(tx, flow.Transition(models.CouponRedeeming, to, version, actor.Label(), out.Now))
+			if err := models.RecordTransitions(tx, flow.Transition(models.CouponRedeeming, to, version, actor.Label(), out.Now)); err != nil {
+				return err
+			}
+			event := models.EventRedemptionSucceeded
+			if to == models.CouponUnused {
+				event = models.EventRedemptionReleased
+			}
+			return models.InsertRedemptionEvent(tx, event, flow.MerchantID, flow.ID, out.Now)
 		})
 	})
 	if errors.Is(err, errLostRace) {

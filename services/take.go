@@ -124,8 +124,11 @@ func completeInTx(tx *gorm.DB, f TxFulfiller, flow *models.RedemptionFlow, reser
 		return fmt.Errorf("coupon %d is not held by %s inside its own transaction", flow.CouponID, flow.RedeemNo)
 	}
 	flow.Status, flow.OrderRef, flow.FinishedAt, flow.Version = models.FlowSucceeded, &ref, &now, 1
-	return models.InsertFlow(tx, flow, reserved,
-		flow.Transition(models.CouponRedeeming, models.CouponRedeemed, version, actor.Label(), now))
+	if err := models.InsertFlow(tx, flow, reserved,
+		flow.Transition(models.CouponRedeeming, models.CouponRedeemed, version, actor.Label(), now)); err != nil {
+		return err
+	}
+	return models.InsertRedemptionEvent(tx, models.EventRedemptionSucceeded, flow.MerchantID, flow.ID, now)
 }
 
 // statementTake is the one-shot redemption with the builtin adapter on

@@ -73,6 +73,14 @@ func (c *Coupons) Void(ctx context.Context, actor Actor, in VoidInput) (*models.
 			Actor: actor.Label(), CreatedAt: now}); err != nil {
 			return err
 		}
+		operator, err := operatorName(tx, actor)
+		if err != nil {
+			return err
+		}
+		if err := recordEvent(tx, actor.MerchantID, models.EventCouponVoided, 0, now, map[string]any{
+			"voidNo": voidNo, "count": 1, "codes": []string{code}, "reason": in.Reason, "operator": operator}); err != nil {
+			return err
+		}
 		if err := c.audit.record(tx, actor, "coupon.void", "coupon:"+code, fmt.Sprintf("%s reason=%q", voidNo, in.Reason),
 			nilIfEmpty(in.RequestID)); err != nil {
 			return err

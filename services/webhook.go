@@ -158,6 +158,12 @@ func (w *WebhookFulfiller) attempt(ctx context.Context, path, redeemNo string, r
 	req.Header.Set(orderwire.HeaderTimestamp, ts)
 	req.Header.Set(orderwire.HeaderSignature, orderwire.Sign(w.cfg.Secret, ts, string(raw)))
 	req.Header.Set(orderwire.HeaderIdempotencyKey, redeemNo)
+	// Standard Webhooks signing, keyed by the secret's bytes; the X-Coupond
+	// headers above stay for one release (docs/fulfillment.md).
+	id := path + ":" + redeemNo
+	req.Header.Set(orderwire.HeaderWebhookID, id)
+	req.Header.Set(orderwire.HeaderWebhookTimestamp, ts)
+	req.Header.Set(orderwire.HeaderWebhookSignature, orderwire.SignStandard(w.cfg.Secret, id, ts, raw))
 	resp, err := w.cfg.Client.Do(req)
 	if err != nil {
 		return errRetryable{err}

@@ -2,7 +2,9 @@ package services_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,7 +15,9 @@ import (
 
 	"coupond/internal/orderservice"
 	"coupond/internal/testdb"
+	"coupond/internal/webhookreceiver"
 	"coupond/models"
+	"coupond/orderwire"
 	"coupond/services"
 )
 
@@ -195,4 +199,32 @@ func TestWebhookRedemptionConverges(t *testing.T) {
 			t.Fatalf("%d live orders, want 2", orders.LiveOrders())
 		}
 	})
+}
+
+// TestWebhookAdapterSignsBothWays: the fulfillment calls carry the Standard
+// Webhooks headers and, for one release, the X-Coupond ones; a receiver
+// verifying either accepts them.
+func TestWebhookAdapterSignsBothWays(t *testing.T) {
+	var got http.Header
+	var body []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Clone()
+		body, _ = io.ReadAll(r.Body)
+		_, _ = io.WriteString(w, `{"exists": true, "orderRef": "EXT1"}`)
+	}))
+	t.Cleanup(srv.Close)
+	wh := newWebhook(t, srv.URL, webhookSecret, time.Second, 0)
+	_, err := wh.Fulfil(context.Background(), fulfilReq("RD9"))
+	must(t, err)
+	id, ts := got.Get(orderwire.HeaderWebhookID), got.Get(orderwire.HeaderWebhookTimestamp)
+	if id != "fulfil:RD9" || !orderwire.VerifyStandard(webhookSecret, id, ts, body, got.Get(orderwire.HeaderWebhookSignature)) {
+		t.Fatalf("standard headers %v", got)
+	}
+	if !orderwire.VerifySignature(webhookSecret, got.Get(orderwire.HeaderTimestamp), string(body), got.Get(orderwire.HeaderSignature)) {
+		t.Fatalf("previous headers %v", got)
+	}
+	key := "whsec_" + base64.StdEncoding.EncodeToString(webhookSecret)
+	if _, err := webhookreceiver.Verify([]string{key}, got, body, time.Now()); err != nil {
+		t.Fatalf("reference receiver: %v", err)
+	}
 }

@@ -57,11 +57,18 @@ type FaultResult struct {
 	Seconds          float64        `json:"seconds"`
 	// Redis is set for the faults of Redis in front of the database.
 	Redis *RedisOutcome `json:"redis,omitempty"`
+	// Webhooks is set for the faults run with a subscribed webhook endpoint.
+	Webhooks *WebhookOutcome `json:"webhooks,omitempty"`
 }
 
-// Violations counts every invariant violation.
+// Violations counts every invariant violation; an event lost by the
+// webhooks is one.
 func (f FaultResult) Violations() int {
-	return len(f.AuditViolations) + len(f.HistoryViolation) + len(f.OrderViolations)
+	n := len(f.AuditViolations) + len(f.HistoryViolation) + len(f.OrderViolations)
+	if f.Webhooks != nil {
+		n += f.Webhooks.Lost
+	}
+	return n
 }
 
 // Result is the whole suite.
@@ -112,6 +119,10 @@ type world struct {
 	next  atomic.Int64
 	rid   atomic.Int64
 	extra *harness.Server // a second server, when running
+	// rcv is the webhook receiver subscribed to every event type, if any.
+	rcv *harness.Receiver
+	// recovered is when the last fault's injection ended.
+	recovered time.Time
 	// replicas are servers besides fx.Server that run from the start of
 	// every fault: the load is spread evenly over all of them.
 	replicas []*harness.Server
@@ -167,7 +178,7 @@ func newWorld(ctx context.Context, cfg Config, db string, webhook, direct bool, 
 	env := cfg.Env
 	w := &world{cfg: cfg}
 	sc := harness.ServerConfig{Name: db, Jobs: true, HoldTimeout: hold, CompensateEvery: every, FulfilTimeout: time.Second,
-		DatabaseURL: env.DBURL(db, 0), MaxConns: 8}
+		DatabaseURL: env.DBURL(db, 0), MaxConns: 8, AllowPrivateWebhooks: true}
 	if !direct {
 		px, err := proxy.Start(fmt.Sprintf("%s:%d", env.PGHost, env.PGPort))
 		if err != nil {
@@ -195,6 +206,9 @@ func newWorld(ctx context.Context, cfg Config, db string, webhook, direct bool, 
 }
 
 func (w *world) close() {
+	if w.rcv != nil {
+		w.rcv.Down()
+	}
 	if w.extra != nil {
 		w.extra.Stop()
 	}
@@ -331,6 +345,18 @@ WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name <> 'coupond-
 	}
 	w.close()
 
+	// Webhook faults: one subscribed endpoint at the suite's receiver, with
+	// the receiver or coupond failing. Each waits out the retry schedule
+	// (the second retry comes 5 minutes after the first), so the CI subset
+	// leaves them out.
+	if !cfg.CI {
+		frs, err := runWebhooks(ctx, cfg, rate, dbCodes)
+		if err != nil {
+			return nil, fmt.Errorf("webhooks: %w", err)
+		}
+		res.Faults = append(res.Faults, frs...)
+	}
+
 	// The Redis faults need a world of their own (three replicas, a Redis):
 	// even their one short row takes about 13 s, past what the CI subset's
 	// 70 s allow, so CI runs it as a job of its own (CI=1 ONLY=redis).
@@ -444,6 +470,11 @@ func runRestarts(ctx context.Context, cfg Config, modes []string, rate float64, 
 	}
 	defer w.close()
 	w.pg = pg
+	if !cfg.CI {
+		if err := w.subscribe(ctx); err != nil {
+			return nil, err
+		}
+	}
 	var out []FaultResult
 	for _, m := range modes {
 		i := slices.IndexFunc(restarts, func(r restart) bool { return r.mode == m })
@@ -453,6 +484,11 @@ func runRestarts(ctx context.Context, cfg Config, modes []string, rate float64, 
 			return out, fmt.Errorf("%s: %w", name, err)
 		}
 		fr.Notes = fmt.Sprintf("PostgreSQL %s, private cluster made in %.1f s; %s", pg.Version, setup.Seconds(), fr.Notes)
+		if w.rcv != nil {
+			if fr.Webhooks, err = w.webhookCheck(ctx, w.recovered, webhookWait); err != nil {
+				return out, err
+			}
+		}
 		out = append(out, fr)
 	}
 	return out, nil
@@ -575,6 +611,7 @@ FROM coupons c WHERE c.status = 'REDEEMING'`).Scan(&age)
 		recovered, note, ierr = inject(ctx, w)
 	}
 	wg.Wait()
+	w.recovered = recovered
 	if mon != nil {
 		fr.Redis = mon.stop(recovered, len(all))
 	}

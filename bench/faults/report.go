@@ -57,6 +57,7 @@ func (r *Result) Markdown(command string) string {
 			f.UnknownResolved, len(f.AuditViolations), len(f.HistoryViolation), len(f.OrderViolations), first, f.OldestRedeeming)
 	}
 	r.redisMarkdown(p)
+	r.webhookMarkdown(p)
 	p("\n## Observations\n\n")
 	obs := 0
 	for _, f := range r.Faults {
@@ -193,5 +194,29 @@ func (r *Result) redisMarkdown(p func(string, ...any)) {
 	if !base {
 		p("\nThe baseline row did not run (CI): every client error of these rows counts as caused by Redis; fresh coupons " +
 			"under this load with Redis up are all redeemed.\n")
+	}
+}
+
+// webhookMarkdown renders the webhook outcome of the faults run with a
+// subscribed endpoint.
+func (r *Result) webhookMarkdown(p func(string, ...any)) {
+	var rows []FaultResult
+	for _, f := range r.Faults {
+		if f.Webhooks != nil {
+			rows = append(rows, f)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	p("\n## Webhooks\n\nThese faults run with one webhook endpoint subscribed to every event type, at a receiver of the suite "+
+		"that verifies the Standard Webhooks signature of every request. After the invariant checks the suite waits (up to %s) "+
+		"for every event in the database, which is every committed change's, to be accepted: a lost event counts as a "+
+		"violation above. A repeat always carries the event's own webhook-id; the lag is from the end of the fault to the last "+
+		"event accepted, and follows the retry schedule (5 s, then 5 min).\n\n", webhookWait)
+	p("| fault | events | delivered | lost | repeats (same webhook-id) | bad signatures | lag after recovery |\n|---|---|---|---|---|---|---|\n")
+	for _, f := range rows {
+		o := f.Webhooks
+		p("| %s | %d | %d | %d | %d | %d | %.1f s |\n", f.Name, o.Events, o.Delivered, o.Lost, o.Repeats, o.BadSignatures, o.LagS)
 	}
 }

@@ -165,6 +165,9 @@ type ServerConfig struct {
 	DebugPort int
 	// RedisURL, when set, is serve --redis-url.
 	RedisURL string
+	// AllowPrivateWebhooks is serve --allow-private-webhooks: the suite's
+	// webhook receiver listens on loopback.
+	AllowPrivateWebhooks bool
 }
 
 // Server is a running coupond serve process.
@@ -229,6 +232,9 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	if c.RedisURL != "" {
 		args = append(args, "--redis-url", c.RedisURL)
+	}
+	if c.AllowPrivateWebhooks {
+		args = append(args, "--allow-private-webhooks")
 	}
 	logf, err := os.OpenFile(filepath.Join(s.env.Dir, c.Name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {

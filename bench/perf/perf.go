@@ -166,6 +166,14 @@ type Result struct {
 	Replicas    []ReplicaScenario `json:"replicas_redis,omitempty"`
 	ReplicaKnee float64           `json:"replicas_knee_per_sec,omitempty"`
 	ReplicaRate float64           `json:"replicas_rate_per_sec,omitempty"`
+	// KneeWebhook is the ramp's knee with one subscribed webhook endpoint,
+	// in the same run as Knee; WebhookLagP99MS the delivery lag p99 (event
+	// written to accepted by the receiver) at half of Knee.
+	KneeWebhook       float64 `json:"knee_webhook_per_sec,omitempty"`
+	KneeWebhookReason string  `json:"knee_webhook_reason,omitempty"`
+	WebhookLagP50MS   float64 `json:"webhook_lag_p50_ms,omitempty"`
+	WebhookLagP99MS   float64 `json:"webhook_lag_p99_ms,omitempty"`
+	WebhookEvents     int     `json:"webhook_events_at_half_knee,omitempty"`
 }
 
 func (c Config) logf(format string, a ...any) {
@@ -228,7 +236,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	fx, err := env.NewFixture(ctx, "coupond_bench", harness.ServerConfig{Name: "bench-server", Jobs: true, HoldTimeout: hold,
-		CompensateEvery: every, DebugPort: dbg})
+		CompensateEvery: every, DebugPort: dbg, AllowPrivateWebhooks: true})
 	if err != nil {
 		return nil, err
 	}
@@ -430,6 +438,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg.logf("  quiet p99 %.1f ms, during %.1f ms (%d runs of %.1f s)", row.Quiet.P99, row.During.P99, row.WorkRuns, row.WorkSecs)
 
 	res.CouponUpdates, res.HOTUpdates = couponUpdates(ctx, fx)
+
+	// The same ramp and half-the-knee rate with one webhook endpoint
+	// subscribed to every event; it is deleted afterwards, so the scenarios
+	// below run without.
+	if err := webhookScenarios(ctx, cfg, fx, res, audit, nLoad, rampTo, rampOver, stepSecs); err != nil {
+		return nil, fmt.Errorf("webhooks: %w", err)
+	}
 
 	// What HTTP and GraphQL alone cost for a burst like the hot coupon's.
 	cfg.logf("floor: a burst of pings")

@@ -177,6 +177,7 @@ var ownSQLParams = map[string]string{
 	"operatorId":  "NULL",
 	"holdUntil":   "now() + interval '2 minutes'",
 	"actor":       "'bench'",
+	"eventId":     "'evt_own_' || :run || '_' || :client_id || '_' || :i",
 }
 
 var placeholderRe = regexp.MustCompile(`\$(\d+)`)

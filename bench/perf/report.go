@@ -108,6 +108,14 @@ func (r *Result) Markdown(command string) string {
 		{name: "duplicate storm: one execution, identical answers", target: "1 flow, 1 distinct answer", measured: fmt.Sprintf("%.0f flow, %.0f distinct answers", num(dup.Extra["executions"]), num(dup.Extra["distinct_answers"])),
 			ratio: "-", pass: num(dup.Extra["executions"]) == 1 && num(dup.Extra["distinct_answers"]) == 1},
 	}
+	if r.KneeWebhook > 0 {
+		ts = append(ts,
+			target{name: "knee with one subscribed webhook endpoint vs without, same run", target: fmt.Sprintf("≥ %.0f/s (0.9×)", 0.9*r.Knee),
+				measured: fmt.Sprintf("%.0f/s", r.KneeWebhook), ratio: fmt.Sprintf("%.2f×", r.KneeWebhook/nz(r.Knee)), pass: r.KneeWebhook >= 0.9*r.Knee},
+			target{name: "webhook delivery lag p99 at half the knee", target: "≤ 1 s",
+				measured: fmt.Sprintf("%.0f ms over %d events (p50 %.0f ms)", r.WebhookLagP99MS, r.WebhookEvents, r.WebhookLagP50MS),
+				ratio:    fmt.Sprintf("%.2f×", r.WebhookLagP99MS/1000), pass: r.WebhookLagP99MS <= 1000 && r.WebhookEvents > 0})
+	}
 	cpuAvail := 0.0
 	if atKnee.Stats.Seconds > 0 {
 		cpuAvail = 2 * atKnee.Stats.Seconds

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -24,6 +25,8 @@ type metrics struct {
 	jobSeconds  *prometheus.HistogramVec
 	// conns counts the HTTP connections open now.
 	conns atomic.Int64
+	// deliverer is the webhook worker of this process, when jobs run here.
+	deliverer atomic.Pointer[services.Deliverer]
 }
 
 func newMetrics(db *gorm.DB, svc func() *services.Services) (*metrics, error) {
@@ -56,6 +59,7 @@ func newMetrics(db *gorm.DB, svc func() *services.Services) (*metrics, error) {
 	if err != nil {
 		return nil, err
 	}
+	m.reg.MustRegister(newWebhookCollector(svc, m.deliverer.Load))
 	m.reg.MustRegister(m.redemptions, m.latency, m.jobRuns, m.jobSeconds,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "coupond_redeeming_coupons",
 			Help: "Coupons held REDEEMING by a redemption whose outcome is not final."},
@@ -108,4 +112,62 @@ func (m *metrics) observeJob(job string, took time.Duration, err error) {
 	}
 	m.jobRuns.WithLabelValues(job, result).Inc()
 	m.jobSeconds.WithLabelValues(job).Observe(took.Seconds())
+}
+
+// webhookCollector exports the outbox's figures, read when scraped, and the
+// delivery attempts of this process.
+type webhookCollector struct {
+	svc       func() *services.Services
+	deliverer func() *services.Deliverer
+	events    *prometheus.Desc
+	byStatus  *prometheus.Desc
+	oldest    *prometheus.Desc
+	attempts  *prometheus.Desc
+}
+
+func newWebhookCollector(svc func() *services.Services, deliverer func() *services.Deliverer) *webhookCollector {
+	return &webhookCollector{svc: svc, deliverer: deliverer,
+		events: prometheus.NewDesc("coupond_webhook_events", "Events written to the outbox (committed changes only).", nil, nil),
+		byStatus: prometheus.NewDesc("coupond_webhook_deliveries", "Webhook deliveries by status (PENDING, DELIVERED, FAILED).",
+			[]string{"status"}, nil),
+		oldest: prometheus.NewDesc("coupond_webhook_oldest_undelivered_seconds",
+			"Age of the oldest undelivered event per endpoint.", []string{"merchant", "endpoint"}, nil),
+		attempts: prometheus.NewDesc("coupond_webhook_attempts_total",
+			"Delivery attempts of this process by outcome: delivered, retried, failed (given up), gone (410).", []string{"outcome"}, nil),
+	}
+}
+
+func (c *webhookCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.events
+	ch <- c.byStatus
+	ch <- c.oldest
+	ch <- c.attempts
+}
+
+func (c *webhookCollector) Collect(ch chan<- prometheus.Metric) {
+	if d := c.deliverer(); d != nil {
+		s := d.Stats()
+		for outcome, n := range map[string]int64{"delivered": s.Delivered, "retried": s.Retried, "failed": s.Failed, "gone": s.Gone} {
+			ch <- prometheus.MustNewConstMetric(c.attempts, prometheus.CounterValue, float64(n), outcome)
+		}
+	}
+	svc := c.svc()
+	if svc == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	m, err := svc.Webhooks.Metrics(ctx)
+	if err != nil {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(c.events, prometheus.GaugeValue, float64(m.Events))
+	for _, st := range []models.DeliveryStatus{models.DeliveryPending, models.DeliveryDelivered, models.DeliveryFailed} {
+		ch <- prometheus.MustNewConstMetric(c.byStatus, prometheus.GaugeValue, float64(m.Deliveries[st]), string(st))
+	}
+	now := time.Now().UTC()
+	for _, o := range m.Oldest {
+		ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, now.Sub(o.Oldest).Seconds(),
+			strconv.FormatInt(o.MerchantID, 10), strconv.FormatInt(o.EndpointID, 10))
+	}
 }

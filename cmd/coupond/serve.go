@@ -49,6 +49,10 @@ type serveConfig struct {
 	maxInflight     int
 	inflightWait    time.Duration
 	redisURL        string
+	// allowPrivateWebhooks accepts webhook endpoints on private addresses.
+	allowPrivateWebhooks bool
+	// webhookConcurrency bounds the attempts in flight per endpoint.
+	webhookConcurrency int
 	// optionHooks apply the flags of serveFlagHooks to the services' options.
 	optionHooks []func(*services.Options) error
 }
@@ -83,6 +87,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	maxInflight := fs.Int("max-inflight", 512, "GraphQL requests served at once; as many more wait for a slot up to --max-inflight-wait, then get 503 OVERLOADED (0: no limit)")
 	inflightWait := fs.Duration("max-inflight-wait", time.Second, "how long a GraphQL request over --max-inflight waits for a slot before 503 OVERLOADED")
 	redisURL := fs.String("redis-url", "", "Redis shared by the replicas, e.g. redis://127.0.0.1:6379/0: answers duplicate request ids and hot coupons' scans before the database (off when empty; the database decides either way)")
+	allowPrivate := fs.Bool("allow-private-webhooks", false, "accept webhook endpoints on loopback, private and link-local addresses (on-premise installs, tests); refused otherwise")
+	whConcurrency := fs.Int("webhook-concurrency", 4, "webhook attempts in flight at once per endpoint in this process")
 	var hooks []func(*services.Options) error
 	for _, h := range serveFlagHooks {
 		hooks = append(hooks, h(fs))
@@ -94,7 +100,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fulfilTimeout: *fulfil, compensateEvery: *every, expireEvery: *expireEvery, jobs: *runJobs, webhookURL: *whURL, webhookSecret: *whSecret,
 		limitTokenRPS: *tokenRPS, limitStoreRPS: *storeRPS, limitLookups: *lookups, maxConns: *maxConns,
 		logLevel: *level, shutdownGrace: *grace, tokenCacheTTL: *tokenTTL, debugAddr: *debugAddr,
-		maxInflight: *maxInflight, inflightWait: *inflightWait, redisURL: *redisURL, optionHooks: hooks}
+		maxInflight: *maxInflight, inflightWait: *inflightWait, redisURL: *redisURL, optionHooks: hooks,
+		allowPrivateWebhooks: *allowPrivate, webhookConcurrency: *whConcurrency}
+	if c.webhookConcurrency < 1 {
+		return errors.New("--webhook-concurrency must be at least 1")
+	}
 	if c.webhookURL != "" && c.webhookSecret == "" {
 		return errors.New("--webhook-url needs --webhook-secret")
 	}
@@ -133,7 +143,8 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 		return err
 	}
 	opts := services.Options{HoldTimeout: c.holdTimeout, FulfilTimeout: c.fulfilTimeout, CompensateEvery: c.compensateEvery,
-		Logger: log, Limits: c.limits(), OnRedemption: m.observeRedemption, TokenCacheTTL: c.tokenCacheTTL}
+		Logger: log, Limits: c.limits(), OnRedemption: m.observeRedemption, TokenCacheTTL: c.tokenCacheTTL,
+		AllowPrivateWebhooks: c.allowPrivateWebhooks}
 	if c.redisURL != "" {
 		cache, err := openRedis(ctx, c.redisURL, log)
 		if err != nil {
@@ -164,8 +175,20 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 	if err != nil {
 		return err
 	}
+	deliverCtx, stopDelivering := context.WithCancel(context.Background())
+	defer stopDelivering()
+	delivered := make(chan struct{})
 	if c.jobs {
 		sched.Start()
+		// Webhook delivery runs wherever jobs do: every attempt is claimed by a
+		// conditional update, so replicas share the work without sending one
+		// attempt twice.
+		d := services.NewDeliverer(db, time.Now, log, services.DelivererOptions{Concurrency: c.webhookConcurrency,
+			AllowPrivate: c.allowPrivateWebhooks})
+		m.deliverer.Store(d)
+		go func() { defer close(delivered); d.Run(deliverCtx) }()
+	} else {
+		close(delivered)
 	}
 
 	var draining atomic.Bool
@@ -212,6 +235,15 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 		if jerr := sched.Stop(sctx); jerr != nil {
 			log.Warn("jobs did not stop in time", "err", jerr)
 		}
+	}
+	// Attempts in flight finish (within the webhook timeout) and record their
+	// outcome; one cut short by the grace period is sent again after its
+	// lease, with the same webhook-id.
+	stopDelivering()
+	select {
+	case <-delivered:
+	case <-sctx.Done():
+		log.Warn("webhook attempts did not finish in time")
 	}
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)

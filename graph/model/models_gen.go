@@ -192,6 +192,50 @@ type CreateTokenPayload struct {
 	APIToken *models.APIToken `json:"apiToken"`
 }
 
+// A new endpoint.
+type CreateWebhookEndpointInput struct {
+	// https URL, or http to a public address; at most 2048 bytes.
+	URL string `json:"url"`
+	// Event types to send, at least one.
+	Events []string `json:"events"`
+	// What it is for, at most 500 characters.
+	Description *string `json:"description,omitempty"`
+	// Optional idempotency key: a repeat with the same parameters returns the first result and changes nothing; other parameters under it are IDEMPOTENCY_KEY_REUSED.
+	RequestID *string `json:"requestId,omitempty"`
+}
+
+// Deletes an endpoint and its deliveries.
+type DeleteWebhookEndpointInput struct {
+	// The endpoint.
+	ID int64 `json:"id"`
+}
+
+// A page of events in commit order.
+type EventConnection struct {
+	// The events of this page.
+	Edges []*EventEdge `json:"edges"`
+	// How to fetch the next page: keep endCursor and ask again later.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// An event and its cursor.
+type EventEdge struct {
+	// Cursor of this event.
+	Cursor string `json:"cursor"`
+	// The event.
+	Node *models.OutboxEvent `json:"node"`
+}
+
+// Narrows events.
+type EventFilter struct {
+	// Only these types.
+	Types []string `json:"types,omitempty"`
+	// From this time on.
+	From *time.Time `json:"from,omitempty"`
+	// Before this time.
+	To *time.Time `json:"to,omitempty"`
+}
+
 // A page of findings.
 type FindingConnection struct {
 	// The findings of this page.
@@ -302,6 +346,14 @@ type RedeemCouponInput struct {
 	OrderAmount int64 `json:"orderAmount"`
 }
 
+// Sends an event to an endpoint again.
+type RedeliverEventInput struct {
+	// The event's id (evt_...), the webhook-id of every attempt.
+	EventID string `json:"eventId"`
+	// The endpoint.
+	EndpointID int64 `json:"endpointId"`
+}
+
 // A page of redemptions.
 type RedemptionConnection struct {
 	// The redemptions of this page.
@@ -356,6 +408,12 @@ type RevokeTokenInput struct {
 	ID int64 `json:"id"`
 }
 
+// Rotates an endpoint's secret.
+type RotateWebhookSecretInput struct {
+	// The endpoint.
+	ID int64 `json:"id"`
+}
+
 // Runs a job now.
 type RunJobInput struct {
 	// compensation, reconciliation or daily-statement.
@@ -394,6 +452,18 @@ type UpdateCampaignInput struct {
 	RefundWindowMinutes *int64 `json:"refundWindowMinutes,omitempty"`
 }
 
+// Changes an endpoint; omitted fields stay.
+type UpdateWebhookEndpointInput struct {
+	// The endpoint.
+	ID int64 `json:"id"`
+	// A new URL, checked like a new endpoint's.
+	URL *string `json:"url,omitempty"`
+	// New event types.
+	Events []string `json:"events,omitempty"`
+	// Turn sending on or off. Turning it on sends what waited.
+	Enabled *bool `json:"enabled,omitempty"`
+}
+
 // The caller: its merchant, role and, for a clerk, its stores.
 type Viewer struct {
 	// The merchant the token belongs to.
@@ -412,6 +482,36 @@ type VoidCouponInput struct {
 	Reason string `json:"reason"`
 	// Optional idempotency key: a repeat returns the voided coupon and changes nothing; another code or reason under it is IDEMPOTENCY_KEY_REUSED.
 	RequestID *string `json:"requestId,omitempty"`
+}
+
+// A page of deliveries.
+type WebhookDeliveryConnection struct {
+	// The deliveries of this page.
+	Edges []*WebhookDeliveryEdge `json:"edges"`
+	// How to fetch the next page.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// A delivery and its cursor.
+type WebhookDeliveryEdge struct {
+	// Cursor of this row.
+	Cursor string `json:"cursor"`
+	// The delivery.
+	Node *models.DeliveryRow `json:"node"`
+}
+
+// Narrows webhookDeliveries.
+type WebhookDeliveryFilter struct {
+	// Only this endpoint.
+	EndpointID *int64 `json:"endpointId,omitempty"`
+	// Only this event type.
+	EventType *string `json:"eventType,omitempty"`
+	// Only this status.
+	Status *models.DeliveryStatus `json:"status,omitempty"`
+	// From this time on.
+	From *time.Time `json:"from,omitempty"`
+	// Before this time.
+	To *time.Time `json:"to,omitempty"`
 }
 
 // Why a redemption was rejected.

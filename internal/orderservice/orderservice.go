@@ -120,10 +120,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, orderwire.ErrorResponse{Error: "bad_request"})
 		return
 	}
+	// The Standard Webhooks headers when present, else the X-Coupond ones of
+	// the previous release.
 	ts := r.Header.Get(orderwire.HeaderTimestamp)
+	verified := func() bool {
+		return orderwire.VerifySignature(s.secret, ts, string(body), r.Header.Get(orderwire.HeaderSignature))
+	}
+	if id := r.Header.Get(orderwire.HeaderWebhookID); id != "" {
+		ts = r.Header.Get(orderwire.HeaderWebhookTimestamp)
+		verified = func() bool {
+			return orderwire.VerifyStandard(s.secret, id, ts, body, r.Header.Get(orderwire.HeaderWebhookSignature))
+		}
+	}
 	sec, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil || math.Abs(float64(s.now().Unix()-sec)) > s.tolerance.Seconds() ||
-		!orderwire.VerifySignature(s.secret, ts, string(body), r.Header.Get(orderwire.HeaderSignature)) {
+	if err != nil || math.Abs(float64(s.now().Unix()-sec)) > s.tolerance.Seconds() || !verified() {
 		writeJSON(w, http.StatusUnauthorized, orderwire.ErrorResponse{Error: "bad_signature"})
 		return
 	}

@@ -7,6 +7,8 @@
 //   CHROMIUM=/path/to/chrome node e2e/e2e.mjs
 import { spawn, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -62,7 +64,7 @@ async function startServer() {
   tmp = mkdtempSync(join(tmpdir(), 'coupond-e2e-'));
   const port = await freePort();
   dbPath = join(tmp, 'e2e.db');
-  const args = ['serve', '--demo', '--playground', '--database-url', dbPath, '--addr', `127.0.0.1:${port}`, '--log-level', 'warn'];
+  const args = ['serve', '--demo', '--playground', '--allow-private-webhooks', '--database-url', dbPath, '--addr', `127.0.0.1:${port}`, '--log-level', 'warn'];
   server = spawn(binary, args, { cwd: tmp, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   server.stderr.on('data', (d) => process.stderr.write(`[coupond] ${d}`));
@@ -122,6 +124,51 @@ async function gql(base, token, query, variables = {}) {
     body: JSON.stringify({ query, variables }),
   });
   return res.json();
+}
+
+/**
+ * startReceiver is a webhook receiver as a merchant would write one: it
+ * verifies the Standard Webhooks signature with node:crypto against its
+ * secrets and records every request (401 when no secret signed it).
+ */
+async function startReceiver() {
+  const r = { secrets: [], got: [] };
+  const srv = createHttpServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      const id = req.headers['webhook-id'];
+      const ts = req.headers['webhook-timestamp'];
+      const sigs = String(req.headers['webhook-signature'] ?? '').split(' ');
+      const verified = r.secrets.filter((s) => {
+        const key = Buffer.from(s.replace(/^whsec_/, ''), 'base64');
+        const want = Buffer.from(createHmac('sha256', key).update(`${id}.${ts}.${body}`).digest('base64'));
+        return sigs.some((x) => {
+          const got = Buffer.from(x.split(',')[1] ?? '');
+          return x.startsWith('v1,') && got.length === want.length && timingSafeEqual(got, want);
+        });
+      });
+      const fresh = Math.abs(Date.now() / 1000 - Number(ts)) < 300;
+      const ok = verified.length > 0 && fresh;
+      r.got.push({ id, body: JSON.parse(body), signatures: sigs.length, verified: verified.length, ok });
+      res.writeHead(ok ? 204 : 401);
+      res.end();
+    });
+  });
+  await new Promise((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  r.url = `http://127.0.0.1:${srv.address().port}/hook`;
+  r.close = () => srv.close();
+  return r;
+}
+
+async function until(what, fn, ms = 20_000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await fn()) return;
+    await new Promise((res) => setTimeout(res, 200));
+  }
+  throw new Error(`timed out waiting for ${what}`);
 }
 
 function expectText(actual, re, what) {
@@ -534,6 +581,76 @@ async function main() {
     await shot(page, '15e-tokens');
     const after = await gql(s.base, secret, '{ viewer { role } }');
     if (after.errors?.[0]?.extensions?.code !== 'UNAUTHENTICATED') throw new Error(`revoked token still works: ${JSON.stringify(after)}`);
+  });
+
+  await step('ADMIN: webhooks: an endpoint with its secret shown once, a signed event at a real receiver, sent again, rotated, disabled', async () => {
+    const rcv = await startReceiver();
+    try {
+      await page.locator('.nav-link[data-nav="/webhooks"]').click();
+      await page.getByTestId('webhooks-table').waitFor();
+      await page.getByTestId('new-webhook').click();
+      const form = page.getByTestId('create-webhook');
+      await form.locator('input[name=url]').fill(rcv.url);
+      await form.locator('input[name=description]').fill('e2e POS');
+      await form.locator('input[name=event][value="coupon.issued"]').check();
+      await shot(page, '15f-webhook-new');
+      await form.getByTestId('create-webhook-submit').click();
+      const panel = page.getByTestId('webhook-secret');
+      await panel.waitFor();
+      const secret = await panel.getByTestId('webhook-secret-value').inputValue();
+      if (!/^whsec_[A-Za-z0-9+/=]{32}$/.test(secret)) throw new Error(`webhook secret looks wrong: ${secret.slice(0, 10)}…`);
+      rcv.secrets = [secret];
+      await panel.getByTestId('webhook-secret-done').click();
+      await panel.waitFor({ state: 'detached' });
+      const row = page.getByTestId('webhooks-table').locator('tr', { hasText: rcv.url });
+      await row.locator('.badge[data-status=ENABLED]').waitFor();
+
+      const issued = await gql(s.base, s.admin, 'mutation($in: IssueCouponsInput!) { issueCoupons(input: $in) { issued } }', {
+        in: { campaignId, count: 2 },
+      });
+      if (issued.data?.issueCoupons.issued !== 2) throw new Error(`issue: ${JSON.stringify(issued)}`);
+      await until('a verified coupon.issued at the receiver', () => rcv.got.some((g) => g.ok && g.body.type === 'coupon.issued'));
+      const first = rcv.got.find((g) => g.ok);
+      if (first.body.data.count !== 2 || !/^evt_/.test(first.id) || first.body.id !== first.id) throw new Error(`delivery: ${JSON.stringify(first)}`);
+      await page.getByTestId('refresh-deliveries').click();
+      const drow = page.getByTestId('deliveries-table').locator('tr', { hasText: first.id });
+      await drow.locator('.badge[data-status=DELIVERED]').waitFor();
+      await shot(page, '15g-webhook-delivered');
+
+      await drow.getByTestId('redeliver').click();
+      await page.locator('.alert-success', { hasText: 'same webhook-id' }).waitFor();
+      await until('the redelivery with the same webhook-id', () => rcv.got.filter((g) => g.ok && g.id === first.id).length === 2);
+
+      await row.getByTestId('rotate-webhook').click();
+      await row.getByTestId('confirm-yes').click();
+      const rotated = page.getByTestId('webhook-secret');
+      await rotated.waitFor();
+      const next = await rotated.getByTestId('webhook-secret-value').inputValue();
+      if (next === secret || !next.startsWith('whsec_')) throw new Error('rotation gave no new secret');
+      await rotated.getByTestId('webhook-secret-done').click();
+      await row.locator('.cell-note', { hasText: 'Old secret also signs' }).waitFor();
+      const before = rcv.got.length;
+      await gql(s.base, s.admin, 'mutation($in: IssueCouponsInput!) { issueCoupons(input: $in) { issued } }', { in: { campaignId, count: 1 } });
+      await until('a delivery signed by both secrets', () => rcv.got.length > before);
+      const both = rcv.got[rcv.got.length - 1];
+      if (!both.ok || both.signatures !== 2) throw new Error(`after rotation: ${JSON.stringify(both)}`);
+      rcv.secrets = [next];
+      await page.getByTestId('refresh-deliveries').click();
+      await page.getByTestId('deliveries-table').locator('tr', { hasText: both.id }).locator('.badge[data-status=DELIVERED]').waitFor();
+
+      await row.getByTestId('toggle-webhook').click();
+      await row.locator('.badge[data-status=DISABLED]').waitFor();
+      await shot(page, '15h-webhooks');
+      await page.locator('.sidebar [data-locale="zh-CN"]').click();
+      await page.locator('.nav-link[data-nav="/webhooks"]', { hasText: 'Webhook 推送' }).waitFor();
+      await page.getByTestId('deliveries-table').locator('.badge[data-status=DELIVERED]').first().waitFor();
+      expectText(await page.getByTestId('deliveries-table').innerText(), /已送达/, 'zh deliveries');
+      await shot(page, '15i-webhooks-zh');
+      await page.locator('.sidebar [data-locale="en"]').click();
+      await page.locator('.nav-link[data-nav="/webhooks"]', { hasText: 'Webhooks' }).waitFor();
+    } finally {
+      rcv.close();
+    }
   });
 
   await step('ADMIN: audit log, filtered by action, actor and day', async () => {

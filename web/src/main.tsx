@@ -17,6 +17,7 @@ import { RedeemPage } from './pages/Redeem';
 import { RedemptionsPage } from './pages/Redemptions';
 import { SessionEnded, SignIn } from './pages/SignIn';
 import { TokensPage } from './pages/Tokens';
+import { WebhooksPage } from './pages/Webhooks';
 import './styles.css';
 
 // The pages with charts load on demand, so the redeem screen on a store tablet
@@ -65,6 +66,7 @@ function Console() {
           <Route path="jobs" element={<Allow roles={office}><JobsPage /></Allow>} />
           <Route path="audit" element={<Allow roles={office}><AuditPage /></Allow>} />
           <Route path="tokens" element={<Allow roles={['ADMIN']}><TokensPage /></Allow>} />
+          <Route path="webhooks" element={<Allow roles={['ADMIN']}><WebhooksPage /></Allow>} />
           <Route path="*" element={<div className="state state-empty">{t('state.notFound')}</div>} />
         </Route>
       </Routes>

@@ -23,6 +23,7 @@ export const NAV: NavItem[] = [
   { to: '/jobs', label: 'nav.jobs', icon: '⟳', roles: ['ADMIN', 'FINANCE'], section: 'nav.section.system' },
   { to: '/audit', label: 'nav.audit', icon: '☰', roles: ['ADMIN', 'FINANCE'], section: 'nav.section.system' },
   { to: '/tokens', label: 'nav.tokens', icon: '◈', roles: ['ADMIN'], section: 'nav.section.system' },
+  { to: '/webhooks', label: 'nav.webhooks', icon: '⇄', roles: ['ADMIN'], section: 'nav.section.system' },
 ];
 
 export function homeFor(role: Role): string {

@@ -47,6 +47,13 @@ type Documents = {
     "\n  query Tokens($first: Int, $after: String) {\n    tokens(first: $first, after: $after) {\n      edges {\n        cursor\n        node {\n          id\n          name\n          role\n          createdAt\n          lastUsedAt\n          expiresAt\n          revokedAt\n          stores {\n            id\n            name\n          }\n        }\n      }\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n    }\n  }\n": typeof types.TokensDocument,
     "\n  mutation CreateToken($input: CreateTokenInput!) {\n    createToken(input: $input) {\n      token\n      apiToken {\n        id\n        name\n        role\n        createdAt\n        expiresAt\n        revokedAt\n      }\n    }\n  }\n": typeof types.CreateTokenDocument,
     "\n  mutation RevokeToken($input: RevokeTokenInput!) {\n    revokeToken(input: $input) {\n      id\n      name\n      revokedAt\n    }\n  }\n": typeof types.RevokeTokenDocument,
+    "\n  query WebhookEndpoints {\n    webhookEndpoints {\n      id\n      url\n      description\n      events\n      enabled\n      disabledReason\n      previousSecretUntil\n      createdAt\n    }\n  }\n": typeof types.WebhookEndpointsDocument,
+    "\n  mutation CreateWebhookEndpoint($input: CreateWebhookEndpointInput!) {\n    createWebhookEndpoint(input: $input) {\n      endpoint {\n        id\n        url\n        events\n        enabled\n      }\n      secret\n    }\n  }\n": typeof types.CreateWebhookEndpointDocument,
+    "\n  mutation UpdateWebhookEndpoint($input: UpdateWebhookEndpointInput!) {\n    updateWebhookEndpoint(input: $input) {\n      id\n      enabled\n      disabledReason\n    }\n  }\n": typeof types.UpdateWebhookEndpointDocument,
+    "\n  mutation RotateWebhookSecret($input: RotateWebhookSecretInput!) {\n    rotateWebhookSecret(input: $input) {\n      endpoint {\n        id\n        previousSecretUntil\n      }\n      secret\n    }\n  }\n": typeof types.RotateWebhookSecretDocument,
+    "\n  mutation DeleteWebhookEndpoint($input: DeleteWebhookEndpointInput!) {\n    deleteWebhookEndpoint(input: $input) {\n      id\n    }\n  }\n": typeof types.DeleteWebhookEndpointDocument,
+    "\n  query WebhookDeliveries($filter: WebhookDeliveryFilter, $first: Int, $after: String) {\n    webhookDeliveries(filter: $filter, first: $first, after: $after) {\n      edges {\n        cursor\n        node {\n          eventId\n          eventType\n          endpointId\n          status\n          attempts\n          lastStatusCode\n          lastError\n          lastAttemptAt\n          nextAttemptAt\n          responseBody\n          deliveredAt\n          createdAt\n        }\n      }\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n    }\n  }\n": typeof types.WebhookDeliveriesDocument,
+    "\n  mutation RedeliverEvent($input: RedeliverEventInput!) {\n    redeliverEvent(input: $input) {\n      eventId\n      status\n    }\n  }\n": typeof types.RedeliverEventDocument,
 };
 const documents: Documents = {
     "\n  query Viewer {\n    viewer {\n      role\n      storeIds\n      merchant {\n        id\n        name\n        timezone\n      }\n    }\n    stores(first: 100) {\n      edges {\n        node {\n          id\n          code\n          name\n        }\n      }\n    }\n  }\n": types.ViewerDocument,
@@ -82,6 +89,13 @@ const documents: Documents = {
     "\n  query Tokens($first: Int, $after: String) {\n    tokens(first: $first, after: $after) {\n      edges {\n        cursor\n        node {\n          id\n          name\n          role\n          createdAt\n          lastUsedAt\n          expiresAt\n          revokedAt\n          stores {\n            id\n            name\n          }\n        }\n      }\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n    }\n  }\n": types.TokensDocument,
     "\n  mutation CreateToken($input: CreateTokenInput!) {\n    createToken(input: $input) {\n      token\n      apiToken {\n        id\n        name\n        role\n        createdAt\n        expiresAt\n        revokedAt\n      }\n    }\n  }\n": types.CreateTokenDocument,
     "\n  mutation RevokeToken($input: RevokeTokenInput!) {\n    revokeToken(input: $input) {\n      id\n      name\n      revokedAt\n    }\n  }\n": types.RevokeTokenDocument,
+    "\n  query WebhookEndpoints {\n    webhookEndpoints {\n      id\n      url\n      description\n      events\n      enabled\n      disabledReason\n      previousSecretUntil\n      createdAt\n    }\n  }\n": types.WebhookEndpointsDocument,
+    "\n  mutation CreateWebhookEndpoint($input: CreateWebhookEndpointInput!) {\n    createWebhookEndpoint(input: $input) {\n      endpoint {\n        id\n        url\n        events\n        enabled\n      }\n      secret\n    }\n  }\n": types.CreateWebhookEndpointDocument,
+    "\n  mutation UpdateWebhookEndpoint($input: UpdateWebhookEndpointInput!) {\n    updateWebhookEndpoint(input: $input) {\n      id\n      enabled\n      disabledReason\n    }\n  }\n": types.UpdateWebhookEndpointDocument,
+    "\n  mutation RotateWebhookSecret($input: RotateWebhookSecretInput!) {\n    rotateWebhookSecret(input: $input) {\n      endpoint {\n        id\n        previousSecretUntil\n      }\n      secret\n    }\n  }\n": types.RotateWebhookSecretDocument,
+    "\n  mutation DeleteWebhookEndpoint($input: DeleteWebhookEndpointInput!) {\n    deleteWebhookEndpoint(input: $input) {\n      id\n    }\n  }\n": types.DeleteWebhookEndpointDocument,
+    "\n  query WebhookDeliveries($filter: WebhookDeliveryFilter, $first: Int, $after: String) {\n    webhookDeliveries(filter: $filter, first: $first, after: $after) {\n      edges {\n        cursor\n        node {\n          eventId\n          eventType\n          endpointId\n          status\n          attempts\n          lastStatusCode\n          lastError\n          lastAttemptAt\n          nextAttemptAt\n          responseBody\n          deliveredAt\n          createdAt\n        }\n      }\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n    }\n  }\n": types.WebhookDeliveriesDocument,
+    "\n  mutation RedeliverEvent($input: RedeliverEventInput!) {\n    redeliverEvent(input: $input) {\n      eventId\n      status\n    }\n  }\n": types.RedeliverEventDocument,
 };
 
 /**
@@ -230,6 +244,34 @@ export function graphql(source: "\n  mutation CreateToken($input: CreateTokenInp
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation RevokeToken($input: RevokeTokenInput!) {\n    revokeToken(input: $input) {\n      id\n      name\n      revokedAt\n    }\n  }\n"): (typeof documents)["\n  mutation RevokeToken($input: RevokeTokenInput!) {\n    revokeToken(input: $input) {\n      id\n      name\n      revokedAt\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query WebhookEndpoints {\n    webhookEndpoints {\n      id\n      url\n      description\n      events\n      enabled\n      disabledReason\n      previousSecretUntil\n      createdAt\n    }\n  }\n"): (typeof documents)["\n  query WebhookEndpoints {\n    webhookEndpoints {\n      id\n      url\n      description\n      events\n      enabled\n      disabledReason\n      previousSecretUntil\n      createdAt\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation CreateWebhookEndpoint($input: CreateWebhookEndpointInput!) {\n    createWebhookEndpoint(input: $input) {\n      endpoint {\n        id\n        url\n        events\n        enabled\n      }\n      secret\n    }\n  }\n"): (typeof documents)["\n  mutation CreateWebhookEndpoint($input: CreateWebhookEndpointInput!) {\n    createWebhookEndpoint(input: $input) {\n      endpoint {\n        id\n        url\n        events\n        enabled\n      }\n      secret\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation UpdateWebhookEndpoint($input: UpdateWebhookEndpointInput!) {\n    updateWebhookEndpoint(input: $input) {\n      id\n      enabled\n      disabledReason\n    }\n  }\n"): (typeof documents)["\n  mutation UpdateWebhookEndpoint($input: UpdateWebhookEndpointInput!) {\n    updateWebhookEndpoint(input: $input) {\n      id\n      enabled\n      disabledReason\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RotateWebhookSecret($input: RotateWebhookSecretInput!) {\n    rotateWebhookSecret(input: $input) {\n      endpoint {\n        id\n        previousSecretUntil\n      }\n      secret\n    }\n  }\n"): (typeof documents)["\n  mutation RotateWebhookSecret($input: RotateWebhookSecretInput!) {\n    rotateWebhookSecret(input: $input) {\n      endpoint {\n        id\n        previousSecretUntil\n      }\n      secret\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation DeleteWebhookEndpoint($input: DeleteWebhookEndpointInput!) {\n    deleteWebhookEndpoint(input: $input) {\n      id\n    }\n  }\n"): (typeof documents)["\n  mutation DeleteWebhookEndpoint($input: DeleteWebhookEndpointInput!) {\n    deleteWebhookEndpoint(input: $input) {\n      id\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query WebhookDeliveries($filter: WebhookDeliveryFilter, $first: Int, $after: String) {\n    webhookDeliveries(filter: $filter, first: $first, after: $after) {\n      edges {\n        cursor\n        node {\n          eventId\n          eventType\n          endpointId\n          status\n          attempts\n          lastStatusCode\n          lastError\n          lastAttemptAt\n          nextAttemptAt\n          responseBody\n          deliveredAt\n          createdAt\n        }\n      }\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n    }\n  }\n"): (typeof documents)["\n  query WebhookDeliveries($filter: WebhookDeliveryFilter, $first: Int, $after: String) {\n    webhookDeliveries(filter: $filter, first: $first, after: $after) {\n      edges {\n        cursor\n        node {\n          eventId\n          eventType\n          endpointId\n          status\n          attempts\n          lastStatusCode\n          lastError\n          lastAttemptAt\n          nextAttemptAt\n          responseBody\n          deliveredAt\n          createdAt\n        }\n      }\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RedeliverEvent($input: RedeliverEventInput!) {\n    redeliverEvent(input: $input) {\n      eventId\n      status\n    }\n  }\n"): (typeof documents)["\n  mutation RedeliverEvent($input: RedeliverEventInput!) {\n    redeliverEvent(input: $input) {\n      eventId\n      status\n    }\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};

@@ -87,6 +87,7 @@ describe('catalogs', () => {
       FindingAction: 'findingAction.',
       StatementFigure: 'figure.',
       DiscountValuation: 'discountAt.',
+      WebhookDeliveryStatus: 'status.',
     };
     for (const [e, prefix] of Object.entries(prefixes)) {
       for (const v of values(e)) expect(hasMessage(`${prefix}${v}`), `${e}.${v}`).toBe(true);

@@ -180,6 +180,7 @@ const KINDS: FindingKind[] = [
   'ILLEGAL_TRANSITION',
   'ISSUED_COUNT_MISMATCH',
   'LOOKUP_FAILING',
+  'WEBHOOK_FAILING',
 ];
 const PAGE = 25;
 

@@ -1,0 +1,201 @@
+package models
+
+import (
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// DeliveryStatus is where a delivery of one event to one endpoint stands.
+type DeliveryStatus string
+
+// Delivery states: PENDING until an attempt gets a 2xx (DELIVERED) or the
+// delivery is given up (FAILED: 410 Gone, the endpoint disabled, or retries
+// exhausted).
+const (
+	DeliveryPending   DeliveryStatus = "PENDING"
+	DeliveryDelivered DeliveryStatus = "DELIVERED"
+	DeliveryFailed    DeliveryStatus = "FAILED"
+)
+
+// WebhookDelivery is one event's delivery to one endpoint. Attempts counts
+// the attempts claimed so far; an attempt in flight holds LeaseUntil.
+type WebhookDelivery struct {
+	MerchantID     int64
+	EndpointID     int64
+	EventID        int64
+	CouponID       int64
+	Status         DeliveryStatus
+	Attempts       int
+	NextAttemptAt  time.Time
+	LeaseUntil     *time.Time
+	LastAttemptAt  *time.Time
+	LastStatusCode *int
+	LastError      *string
+	LastResponse   *string
+	DeliveredAt    *time.Time
+	CreatedAt      time.Time
+}
+
+// TableName is webhook_deliveries.
+func (WebhookDelivery) TableName() string { return "webhook_deliveries" }
+
+// DueDeliveries returns up to limit PENDING deliveries due by now, not in
+// flight, to enabled endpoints, that wait for no earlier undelivered event
+// of the same coupon to the same endpoint (events of one coupon are
+// delivered in order), oldest due first.
+func DueDeliveries(db *gorm.DB, now time.Time, limit int) ([]WebhookDelivery, error) {
+	var out []WebhookDelivery
+	err := db.Raw(`SELECT d.* FROM webhook_deliveries d
+JOIN webhook_endpoints w ON w.merchant_id = d.merchant_id AND w.id = d.endpoint_id
+WHERE d.status = 'PENDING' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until <= ?) AND w.enabled
+AND (d.coupon_id = 0 OR NOT EXISTS (SELECT 1 FROM webhook_deliveries p
+  WHERE p.merchant_id = d.merchant_id AND p.endpoint_id = d.endpoint_id AND p.coupon_id = d.coupon_id
+  AND p.status = 'PENDING' AND p.event_id < d.event_id))
+ORDER BY d.next_attempt_at LIMIT ?`, now, now, limit).Scan(&out).Error
+	return out, err
+}
+
+// ClaimDelivery takes attempt d.Attempts+1 of d with a conditional update:
+// it holds only if the row is still PENDING, due, out of flight and at the
+// attempt count the caller read, so of any number of workers on any number
+// of replicas exactly one claims each attempt. On true the lease runs until
+// leaseUntil and d.Attempts is the claimed attempt.
+func ClaimDelivery(tx *gorm.DB, d *WebhookDelivery, now, leaseUntil time.Time) (bool, error) {
+	res := tx.Exec(`UPDATE webhook_deliveries SET attempts = attempts + 1, lease_until = ?, last_attempt_at = ?
+WHERE merchant_id = ? AND endpoint_id = ? AND event_id = ? AND status = 'PENDING' AND attempts = ?
+AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)`,
+		leaseUntil, now, d.MerchantID, d.EndpointID, d.EventID, d.Attempts, now, now)
+	if res.Error != nil || res.RowsAffected != 1 {
+		return false, res.Error
+	}
+	d.Attempts++
+	return true, nil
+}
+
+// AttemptOutcome is what one attempt ended with.
+type AttemptOutcome struct {
+	Status     DeliveryStatus
+	StatusCode *int
+	Error      *string
+	Response   *string
+	// NextAttemptAt is when a PENDING delivery is tried again.
+	NextAttemptAt time.Time
+	Now           time.Time
+}
+
+// FinishAttempt records the outcome of the claimed attempt d.Attempts and
+// releases the lease; false when the attempt is no longer the row's (a
+// redelivery or another worker moved it on after the lease ran out).
+func FinishAttempt(tx *gorm.DB, d *WebhookDelivery, o AttemptOutcome) (bool, error) {
+	var delivered *time.Time
+	if o.Status == DeliveryDelivered {
+		delivered = &o.Now
+	}
+	res := tx.Exec(`UPDATE webhook_deliveries SET status = ?, next_attempt_at = ?, lease_until = NULL,
+last_status_code = ?, last_error = ?, last_response = ?, delivered_at = ?
+WHERE merchant_id = ? AND endpoint_id = ? AND event_id = ? AND attempts = ? AND status = 'PENDING'`,
+		o.Status, o.NextAttemptAt, o.StatusCode, o.Error, o.Response, delivered,
+		d.MerchantID, d.EndpointID, d.EventID, d.Attempts)
+	return res.RowsAffected == 1, res.Error
+}
+
+// Redeliver makes the event due again at the endpoint now, with the same
+// event id: the delivery row goes back to PENDING (an attempt in flight keeps
+// its lease and its outcome), or is created if the endpoint never had it.
+func Redeliver(tx *gorm.DB, merchantID, endpointID int64, ev *OutboxEvent, now time.Time) error {
+	return tx.Clauses(clause.OnConflict{
+		Columns: []clause.Column{{Name: "merchant_id"}, {Name: "endpoint_id"}, {Name: "event_id"}},
+		DoUpdates: clause.Assignments(map[string]any{"status": DeliveryPending, "next_attempt_at": now,
+			"delivered_at": nil}),
+	}).Create(&WebhookDelivery{MerchantID: merchantID, EndpointID: endpointID, EventID: ev.ID, CouponID: ev.CouponID,
+		Status: DeliveryPending, NextAttemptAt: now, CreatedAt: now}).Error
+}
+
+// DeliveryRow is a delivery with its event's public id and type.
+type DeliveryRow struct {
+	WebhookDelivery
+	EventUID  string
+	EventType string
+}
+
+// DeliveryFilter narrows a list of deliveries; zero values do not filter.
+type DeliveryFilter struct {
+	EndpointID int64
+	EventType  string
+	Status     DeliveryStatus
+	From, To   time.Time
+}
+
+// MerchantDeliveries returns up to limit of the merchant's deliveries
+// matching f, newest event first, after the cursor afterEventID (0: from the
+// newest) and afterEndpointID.
+func MerchantDeliveries(db *gorm.DB, merchantID int64, f DeliveryFilter, afterEventID, afterEndpointID int64, limit int) ([]DeliveryRow, error) {
+	q := db.Table("webhook_deliveries d").
+		Select("d.*, e.uid AS event_uid, e.type AS event_type").
+		Joins("JOIN outbox_events e ON e.merchant_id = d.merchant_id AND e.id = d.event_id").
+		Where("d.merchant_id = ?", merchantID)
+	if afterEventID != 0 {
+		q = q.Where("(d.event_id < ? OR (d.event_id = ? AND d.endpoint_id > ?))", afterEventID, afterEventID, afterEndpointID)
+	}
+	if f.EndpointID != 0 {
+		q = q.Where("d.endpoint_id = ?", f.EndpointID)
+	}
+	if f.EventType != "" {
+		q = q.Where("e.type = ?", f.EventType)
+	}
+	if f.Status != "" {
+		q = q.Where("d.status = ?", f.Status)
+	}
+	if !f.From.IsZero() {
+		q = q.Where("d.created_at >= ?", f.From)
+	}
+	if !f.To.IsZero() {
+		q = q.Where("d.created_at < ?", f.To)
+	}
+	var out []DeliveryRow
+	err := q.Order("d.event_id DESC, d.endpoint_id").Limit(limit).Scan(&out).Error
+	return out, err
+}
+
+// DeliveryCount is a count of deliveries in one status.
+type DeliveryCount struct {
+	Status DeliveryStatus
+	N      int64
+}
+
+// CountDeliveries counts deliveries by status, for metrics.
+func CountDeliveries(db *gorm.DB) ([]DeliveryCount, error) {
+	var out []DeliveryCount
+	err := db.Raw("SELECT status, COUNT(*) AS n FROM webhook_deliveries GROUP BY status").Scan(&out).Error
+	return out, err
+}
+
+// OldestPending is the creation time of an endpoint's oldest PENDING
+// delivery.
+type OldestPending struct {
+	MerchantID int64
+	EndpointID int64
+	Oldest     time.Time
+}
+
+// OldestPendingDeliveries returns, per endpoint with PENDING deliveries, the
+// creation time of the delivery of its oldest undelivered event, for metrics.
+func OldestPendingDeliveries(db *gorm.DB) ([]OldestPending, error) {
+	var heads []WebhookDelivery
+	if err := db.Raw(`SELECT merchant_id, endpoint_id, MIN(event_id) AS event_id FROM webhook_deliveries
+WHERE status = 'PENDING' GROUP BY merchant_id, endpoint_id`).Scan(&heads).Error; err != nil {
+		return nil, err
+	}
+	out := make([]OldestPending, 0, len(heads))
+	for _, h := range heads {
+		var d WebhookDelivery
+		err := db.Where("merchant_id = ? AND endpoint_id = ? AND event_id = ?", h.MerchantID, h.EndpointID, h.EventID).Take(&d).Error
+		if err != nil {
+			continue
+		}
+		out = append(out, OldestPending{MerchantID: d.MerchantID, EndpointID: d.EndpointID, Oldest: d.CreatedAt})
+	}
+	return out, nil
+}

@@ -1,0 +1,446 @@
+package services_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"coupond/errcode"
+	"coupond/internal/testdb"
+	"coupond/internal/webhookreceiver"
+	"coupond/models"
+	"coupond/services"
+)
+
+// fakeResolver answers host lookups from a table.
+type fakeResolver map[string]string
+
+func (f fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	a, ok := f[host]
+	if !ok {
+		return nil, fmt.Errorf("no such host %s", host)
+	}
+	return []netip.Addr{netip.MustParseAddr(a)}, nil
+}
+
+var resolver = fakeResolver{"pos.example": "203.0.113.10", "localhost": "127.0.0.1", "intranet.example": "10.1.2.3",
+	"metadata.example": "169.254.169.254"}
+
+func withResolver(o *services.Options) { o.Resolver = resolver }
+
+func allowPrivate(o *services.Options) { o.AllowPrivateWebhooks = true }
+
+// hookClock is the world's clock moving on with real time, so retries come
+// due while tests can still jump days ahead.
+func hookClock(w *world) func() time.Time {
+	start := time.Now()
+	return func() time.Time { return w.clock.Now().Add(time.Since(start)) }
+}
+
+// hookSetup is a world whose merchant has one endpoint at a reference
+// receiver, and a deliverer retrying after 10 ms.
+type hookSetup struct {
+	*world
+	rcv      *webhookreceiver.Receiver
+	endpoint *services.CreatedEndpoint
+	now      func() time.Time
+}
+
+func newHookSetup(t *testing.T, db *gorm.DB, events ...string) *hookSetup {
+	w := newWorldWith(t, db, true, allowPrivate)
+	h := &hookSetup{world: w, now: hookClock(w)}
+	h.rcv = webhookreceiver.New()
+	h.rcv.SetClock(h.now)
+	srv := httptest.NewServer(h.rcv)
+	t.Cleanup(srv.Close)
+	if len(events) == 0 {
+		events = models.EventTypes
+	}
+	var err error
+	h.endpoint, err = w.svc.Webhooks.CreateEndpoint(context.Background(), w.admin,
+		services.WebhookEndpointInput{URL: srv.URL + "/hook", Events: events})
+	must(t, err)
+	h.rcv.SetSecrets(h.endpoint.Secret)
+	return h
+}
+
+func (h *hookSetup) deliverer(concurrency int) *services.Deliverer {
+	return services.NewDeliverer(h.db, h.now, nil, services.DelivererOptions{Concurrency: concurrency,
+		Schedule: []time.Duration{10 * time.Millisecond}, AllowPrivate: true, Timeout: 2 * time.Second})
+}
+
+// deliverUntil runs the deliverers until done holds or 60 s pass.
+func deliverUntil(t *testing.T, done func() bool, ds ...*services.Deliverer) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !done() {
+		if time.Now().After(deadline) {
+			t.Fatal("deliveries did not finish in 60 s")
+		}
+		var wg sync.WaitGroup
+		for _, d := range ds {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := d.RunOnce(context.Background()); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		time.Sleep(5 * time.Millisecond)
+	}
+	for _, d := range ds {
+		d.Wait()
+	}
+}
+
+// redeemConcurrently redeems every code at once, each with its own request
+// id, from one goroutine per code on PostgreSQL; on SQLite, whose writers take
+// turns and whose busy handler is not first come first served, from 50
+// goroutines (as the other concurrency tests there), so that none waits past
+// its busy timeout on a loaded machine. during, if set, runs until they end.
+func (w *world) redeemConcurrently(codes []string, during func(done <-chan struct{})) {
+	t := w.t
+	workers := len(codes)
+	if models.DialectOfDB(w.db) == models.SQLite {
+		workers = min(workers, 50)
+	}
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for k := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for i := k; i < len(codes); i += workers {
+				_, err := w.svc.Redemptions.Redeem(context.Background(), w.clerkA, services.RedeemInput{Code: codes[i],
+					StoreID: w.storeA.ID, RequestID: fmt.Sprintf("r-%d", i), OrderAmount: 5000})
+				if err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	close(start)
+	if during != nil {
+		during(done)
+	}
+	<-done
+}
+
+func (h *hookSetup) pending() int64 {
+	return h.count(&models.WebhookDelivery{}, "status = ?", models.DeliveryPending)
+}
+
+func TestWebhookEndpointRules(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		w := newWorldWith(t, db, true, withResolver)
+		long := "https://pos.example/" + strings.Repeat("a", 2048)
+		tests := []struct {
+			name  string
+			actor services.Actor
+			give  services.WebhookEndpointInput
+			want  string
+		}{
+			{"loopback", w.admin, services.WebhookEndpointInput{URL: "http://127.0.0.1:8080/h", Events: []string{"redemption.succeeded"}}, errcode.BadUserInput},
+			{"localhost name", w.admin, services.WebhookEndpointInput{URL: "https://localhost/h", Events: []string{"redemption.succeeded"}}, errcode.BadUserInput},
+			{"private", w.admin, services.WebhookEndpointInput{URL: "http://intranet.example/h", Events: []string{"redemption.succeeded"}}, errcode.BadUserInput},
+			{"private literal", w.admin, services.WebhookEndpointInput{URL: "https://192.168.1.5/h", Events: []string{"redemption.succeeded"}}, errcode.BadUserInput},
+			{"metadata", w.admin, services.WebhookEndpointInput{URL: "http://169.254.169.254/latest", Events: []string{"redemption.succeeded"}}, errcode.BadUserInput},
+			{"metadata name", w.admin, services.WebhookEndpointInput{URL: "http://metadata.example/", Events: []string{"redemption.succeeded"}}, errcode.BadUserInput},
+			{"ipv6 loopback", w.admin, services.WebhookEndpointInput{URL: "https://[::1]/h", Events: []string{"redemption.succeeded"}}, errcode.BadUserInput},
+			{"unresolvable", w.admin, services.WebhookEndpointInput{URL: "https://nowhere.example/h", Events: []string{"redemption.succeeded"}}, errcode.BadUserInput},
+			{"scheme", w.admin, services.WebhookEndpointInput{URL: "ftp://pos.example/h", Events: []string{"redemption.succeeded"}}, errcode.BadUserInput},
+			{"relative", w.admin, services.WebhookEndpointInput{URL: "/h", Events: []string{"redemption.succeeded"}}, errcode.BadUserInput},
+			{"credentials", w.admin, services.WebhookEndpointInput{URL: "https://u:p@pos.example/h", Events: []string{"redemption.succeeded"}}, errcode.BadUserInput},
+			{"too long", w.admin, services.WebhookEndpointInput{URL: long, Events: []string{"redemption.succeeded"}}, errcode.BadUserInput},
+			{"unknown event", w.admin, services.WebhookEndpointInput{URL: "https://pos.example/h", Events: []string{"coupon.eaten"}}, errcode.BadUserInput},
+			{"no events", w.admin, services.WebhookEndpointInput{URL: "https://pos.example/h"}, errcode.BadUserInput},
+			{"clerk", w.clerkA, services.WebhookEndpointInput{URL: "https://pos.example/h", Events: []string{"redemption.succeeded"}}, errcode.Forbidden},
+			{"finance", w.finance, services.WebhookEndpointInput{URL: "https://pos.example/h", Events: []string{"redemption.succeeded"}}, errcode.Forbidden},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				_, err := w.svc.Webhooks.CreateEndpoint(ctx, tt.actor, tt.give)
+				wantCode(t, err, tt.want)
+			})
+		}
+		if n := w.count(&models.WebhookEndpoint{}, "1 = 1"); n != 0 {
+			t.Fatalf("%d endpoints written by refused calls", n)
+		}
+
+		first, err := w.svc.Webhooks.CreateEndpoint(ctx, w.admin, services.WebhookEndpointInput{URL: "https://pos.example/h",
+			Events: []string{"redemption.succeeded", "redemption.refunded"}, RequestID: "wh-1"})
+		must(t, err)
+		if !strings.HasPrefix(first.Secret, "whsec_") || !first.Endpoint.Enabled {
+			t.Fatalf("created %+v", first)
+		}
+		again, err := w.svc.Webhooks.CreateEndpoint(ctx, w.admin, services.WebhookEndpointInput{URL: "https://pos.example/h",
+			Events: []string{"redemption.succeeded", "redemption.refunded"}, RequestID: "wh-1"})
+		must(t, err)
+		if again.Endpoint.ID != first.Endpoint.ID || again.Secret != first.Secret {
+			t.Fatalf("replay %+v, first %+v", again, first)
+		}
+		_, err = w.svc.Webhooks.CreateEndpoint(ctx, w.admin, services.WebhookEndpointInput{URL: "https://pos.example/other",
+			Events: []string{"redemption.succeeded"}, RequestID: "wh-1"})
+		wantCode(t, err, errcode.IdempotencyKeyReused)
+		for i := 1; i < services.MaxWebhookEndpoints; i++ {
+			_, err := w.svc.Webhooks.CreateEndpoint(ctx, w.admin, services.WebhookEndpointInput{URL: fmt.Sprintf("https://pos.example/%d", i),
+				Events: []string{"coupon.issued"}})
+			must(t, err)
+		}
+		_, err = w.svc.Webhooks.CreateEndpoint(ctx, w.admin, services.WebhookEndpointInput{URL: "https://pos.example/17",
+			Events: []string{"coupon.issued"}})
+		wantCode(t, err, errcode.BadUserInput)
+		if n := w.count(&models.WebhookEndpoint{}, "1 = 1"); n != services.MaxWebhookEndpoints {
+			t.Fatalf("%d endpoints", n)
+		}
+		for _, a := range []services.Actor{w.clerkA, w.finance} {
+			_, err := w.svc.Webhooks.Endpoints(ctx, a)
+			wantCode(t, err, errcode.Forbidden)
+			_, err = w.svc.Webhooks.RotateSecret(ctx, a, first.Endpoint.ID)
+			wantCode(t, err, errcode.Forbidden)
+			_, err = w.svc.Webhooks.DeleteEndpoint(ctx, a, first.Endpoint.ID)
+			wantCode(t, err, errcode.Forbidden)
+		}
+
+		// Another merchant neither sees nor changes the endpoint, nor gets its events.
+		other, err := w.svc.Merchants.Create(ctx, "other", "Other", "Asia/Shanghai")
+		must(t, err)
+		oa := services.SystemActor(other.ID)
+		eps, err := w.svc.Webhooks.Endpoints(ctx, oa)
+		must(t, err)
+		if len(eps) != 0 {
+			t.Fatalf("other merchant sees %d endpoints", len(eps))
+		}
+		off := false
+		_, err = w.svc.Webhooks.UpdateEndpoint(ctx, oa, services.UpdateWebhookEndpointInput{ID: first.Endpoint.ID, Enabled: &off})
+		wantCode(t, err, errcode.NotFound)
+		_, err = w.svc.Webhooks.DeleteEndpoint(ctx, oa, first.Endpoint.ID)
+		wantCode(t, err, errcode.NotFound)
+		ostore, err := w.svc.Stores.Create(ctx, oa, services.CreateStoreInput{Code: "X1", Name: "x"})
+		must(t, err)
+		ocamp, err := w.svc.Campaigns.Create(ctx, oa, services.CreateCampaignInput{Name: "o", Type: models.CampaignCash, Value: 100,
+			TotalQuantity: 10, ValidFrom: w.clock.Now().Add(-time.Hour), ValidTo: w.clock.Now().Add(time.Hour)})
+		must(t, err)
+		res, err := w.svc.Campaigns.IssueCoupons(ctx, oa, services.IssueInput{CampaignID: ocamp.ID, Count: 1})
+		must(t, err)
+		_, err = w.svc.Redemptions.Redeem(ctx, oa, services.RedeemInput{Code: res.Codes[0], StoreID: ostore.ID, RequestID: "o-1", OrderAmount: 500})
+		must(t, err)
+		if n := w.count(&models.WebhookDelivery{}, "1 = 1"); n != 0 {
+			t.Fatalf("%d deliveries of the other merchant's events", n)
+		}
+		// Disabling stops the endpoint's fan-out; an URL update is checked again.
+		_, err = w.svc.Webhooks.UpdateEndpoint(ctx, w.admin, services.UpdateWebhookEndpointInput{ID: first.Endpoint.ID,
+			URL: ptr("http://127.0.0.1/x")})
+		wantCode(t, err, errcode.BadUserInput)
+		upd, err := w.svc.Webhooks.UpdateEndpoint(ctx, w.admin, services.UpdateWebhookEndpointInput{ID: first.Endpoint.ID, Enabled: &off})
+		must(t, err)
+		if upd.Enabled {
+			t.Fatal("still enabled")
+		}
+		_, err = w.redeem(w.issue(w.campaign, 1)[0], "r-x", 5000)
+		must(t, err)
+		if n := w.count(&models.WebhookDelivery{}, "endpoint_id = ?", first.Endpoint.ID); n != 0 {
+			t.Fatalf("%d deliveries to a disabled endpoint", n)
+		}
+	})
+}
+
+// TestWebhookRedemptionsDeliveredOnce: 200 concurrent redemptions, a receiver
+// that fails the first two attempts of every event: 200 events, each
+// accepted exactly once, every request verified.
+func TestWebhookRedemptionsDeliveredOnce(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		h := newHookSetup(t, db, models.EventRedemptionSucceeded)
+		h.rcv.FailFirst(2)
+		const n = 200
+		codes := h.issue(h.campaign, n)
+		h.redeemConcurrently(codes, nil)
+		d := h.deliverer(8)
+		deliverUntil(t, func() bool { return h.pending() == 0 }, d)
+		accepted := map[string]int{}
+		for _, x := range h.rcv.Deliveries() {
+			if len(x.Verified) == 0 {
+				t.Fatalf("unverified delivery %s", x.ID)
+			}
+			if x.Status < 300 {
+				accepted[x.ID]++
+			}
+		}
+		if len(accepted) != n || len(h.rcv.Deliveries()) != 3*n {
+			t.Fatalf("%d events accepted, %d requests", len(accepted), len(h.rcv.Deliveries()))
+		}
+		for id, k := range accepted {
+			if k != 1 || !strings.HasPrefix(id, "evt_") {
+				t.Fatalf("event %s accepted %d times", id, k)
+			}
+		}
+		if got := h.count(&models.WebhookDelivery{}, "status = ? AND attempts = 3", models.DeliveryDelivered); got != n {
+			t.Fatalf("%d deliveries delivered at the third attempt", got)
+		}
+	})
+}
+
+// TestWebhookOrderPerCoupon: the refund's event goes out only after the
+// redemption's was accepted, although both fail twice first.
+func TestWebhookOrderPerCoupon(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		h := newHookSetup(t, db, models.EventRedemptionSucceeded, models.EventRedemptionRefunded)
+		h.rcv.FailFirst(2)
+		codes := h.issue(h.campaign, 20)
+		for i, c := range codes {
+			f, err := h.redeem(c, fmt.Sprintf("r-%d", i), 5000)
+			must(t, err)
+			_, err = h.svc.Redemptions.Refund(context.Background(), h.admin, services.RefundInput{RedeemNo: f.RedeemNo,
+				RequestID: fmt.Sprintf("rf-%d", i), Reason: "back"})
+			must(t, err)
+		}
+		deliverUntil(t, func() bool { return h.pending() == 0 }, h.deliverer(8))
+		redeemed := map[string]bool{} // redeemNo whose succeeded event was accepted
+		for _, x := range h.rcv.Deliveries() {
+			no := between(string(x.Body), `"redeemNo":"`, `"`)
+			switch x.Type {
+			case models.EventRedemptionSucceeded:
+				if x.Status < 300 {
+					redeemed[no] = true
+				}
+			case models.EventRedemptionRefunded:
+				if !redeemed[no] {
+					t.Fatalf("refund of %s sent before its redemption was delivered", no)
+				}
+			}
+		}
+		if len(redeemed) != 20 {
+			t.Fatalf("%d redemptions delivered", len(redeemed))
+		}
+	})
+}
+
+func between(s, from, to string) string {
+	_, after, _ := strings.Cut(s, from)
+	v, _, _ := strings.Cut(after, to)
+	return v
+}
+
+// TestWebhookSecretRotation: for 24 h after a rotation both secrets sign,
+// so receivers holding either verify; then only the new one.
+func TestWebhookSecretRotation(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		h := newHookSetup(t, db, models.EventCouponIssued)
+		old := h.endpoint.Secret
+		rotated, err := h.svc.Webhooks.RotateSecret(context.Background(), h.admin, h.endpoint.Endpoint.ID)
+		must(t, err)
+		if rotated.Secret == old || !strings.HasPrefix(rotated.Secret, "whsec_") {
+			t.Fatalf("rotated secret %q", rotated.Secret)
+		}
+		h.rcv.SetSecrets(old, rotated.Secret)
+		h.issue(h.campaign, 1)
+		d := h.deliverer(1)
+		deliverUntil(t, func() bool { return h.pending() == 0 }, d)
+		got := h.rcv.Deliveries()
+		if len(got) != 1 || fmt.Sprint(got[0].Verified) != "[0 1]" {
+			t.Fatalf("during the overlap: %+v", got)
+		}
+		h.clock.Advance(services.SecretOverlap + time.Minute)
+		h.issue(h.campaign, 1)
+		deliverUntil(t, func() bool { return h.pending() == 0 }, d)
+		got = h.rcv.Deliveries()
+		if len(got) != 2 || fmt.Sprint(got[1].Verified) != "[1]" {
+			t.Fatalf("after the overlap: %+v", got[1])
+		}
+	})
+}
+
+// TestWebhookTwoServers: two deliverers (two replicas) on one database send
+// every event once.
+func TestWebhookTwoServers(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		h := newHookSetup(t, db, models.EventRedemptionSucceeded)
+		codes := h.issue(h.campaign, 100)
+		for i, c := range codes {
+			_, err := h.redeem(c, fmt.Sprintf("r-%d", i), 5000)
+			must(t, err)
+		}
+		deliverUntil(t, func() bool { return h.pending() == 0 }, h.deliverer(4), h.deliverer(4))
+		got := map[string]int{}
+		for _, x := range h.rcv.Deliveries() {
+			got[x.ID]++
+		}
+		if len(got) != 100 || len(h.rcv.Deliveries()) != 100 {
+			t.Fatalf("%d events, %d requests", len(got), len(h.rcv.Deliveries()))
+		}
+	})
+}
+
+// TestWebhookGiveUp: 410 disables the endpoint at once; failing every
+// attempt for 3 days disables it and opens a WEBHOOK_FAILING finding.
+func TestWebhookGiveUp(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		h := newHookSetup(t, db, models.EventCouponIssued)
+		d := h.deliverer(1)
+		h.rcv.AnswerWith(http.StatusGone)
+		h.issue(h.campaign, 1)
+		deliverUntil(t, func() bool { return h.pending() == 0 }, d)
+		ep, err := h.svc.Webhooks.Endpoint(ctx, h.admin, h.endpoint.Endpoint.ID)
+		must(t, err)
+		if ep.Enabled || ep.DisabledReason == nil {
+			t.Fatalf("after 410: %+v", ep)
+		}
+
+		on := true
+		_, err = h.svc.Webhooks.UpdateEndpoint(ctx, h.admin, services.UpdateWebhookEndpointInput{ID: ep.ID, Enabled: &on})
+		must(t, err)
+		h.rcv.AnswerWith(http.StatusInternalServerError)
+		h.issue(h.campaign, 1)
+		deliverUntil(t, func() bool {
+			return h.count(&models.WebhookDelivery{}, "attempts >= 1 AND status = ?", models.DeliveryPending) == 1
+		}, d)
+		h.clock.Advance(services.WebhookRetryFor + time.Hour)
+		deliverUntil(t, func() bool { return h.pending() == 0 }, d)
+		ep, err = h.svc.Webhooks.Endpoint(ctx, h.admin, ep.ID)
+		must(t, err)
+		if ep.Enabled {
+			t.Fatal("still enabled after 3 days of failures")
+		}
+		if n := h.count(&models.Finding{}, "kind = ?", models.FindingWebhookFailing); n != 1 {
+			t.Fatalf("%d WEBHOOK_FAILING findings", n)
+		}
+		if n := h.count(&models.OutboxEvent{}, "type = ?", models.EventFindingOpened); n != 1 {
+			t.Fatalf("%d finding.opened events", n)
+		}
+	})
+}
+
+// TestWebhookRefusesPrivateAtDial: without --allow-private-webhooks the
+// worker does not connect to a loopback address, whatever the stored URL.
+func TestWebhookRefusesPrivateAtDial(t *testing.T) {
+	db := testdb.SQLite(t)
+	h := newHookSetup(t, db, models.EventCouponIssued)
+	h.issue(h.campaign, 1)
+	d := services.NewDeliverer(h.db, h.now, nil, services.DelivererOptions{Schedule: []time.Duration{time.Hour}})
+	deliverUntil(t, func() bool {
+		return h.count(&models.WebhookDelivery{}, "attempts = 1 AND lease_until IS NULL") == 1
+	}, d)
+	if n := len(h.rcv.Deliveries()); n != 0 {
+		t.Fatalf("%d requests reached a loopback receiver", n)
+	}
+	var x models.WebhookDelivery
+	must(t, db.Take(&x).Error)
+	if x.LastError == nil || !strings.Contains(*x.LastError, "non-public") {
+		t.Fatalf("last error %v", x.LastError)
+	}
+}
