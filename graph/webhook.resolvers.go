@@ -11,7 +11,6 @@ import (
 	"coupond/graph/model"
 	"coupond/models"
 	"coupond/services"
-	"encoding/json"
 	"time"
 )
 
@@ -22,7 +21,7 @@ func (r *eventResolver) ID(ctx context.Context, obj *models.OutboxEvent) (string
 
 // Payload is the resolver for the payload field.
 func (r *eventResolver) Payload(ctx context.Context, obj *models.OutboxEvent) (string, error) {
-	b, err := json.Marshal(services.EnvelopeOf(obj))
+	b, err := services.MarshalEnvelope(obj)
 	return string(b), err
 }
 

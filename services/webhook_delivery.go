@@ -244,6 +244,18 @@ func EnvelopeOf(ev *models.OutboxEvent) Envelope {
 		MerchantID: strconv.FormatInt(ev.MerchantID, 10), Data: json.RawMessage(ev.Data)}
 }
 
+// MarshalEnvelope is the JSON of ev's envelope as it is delivered, with &,
+// < and > left as they are (links in the data stay readable).
+func MarshalEnvelope(ev *models.OutboxEvent) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(EnvelopeOf(ev)); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
 // SignWebhook is the Standard Webhooks signature of one message under each
 // of secrets (whsec_ and base64): "v1," and the base64 HMAC-SHA256 of
 // id.timestamp.body keyed by the decoded secret, space-separated.
@@ -271,7 +283,11 @@ func secretsAt(ep *models.WebhookEndpoint, now time.Time) []string {
 
 // attempt sends the claimed attempt x and records its outcome.
 func (d *Deliverer) attempt(ctx context.Context, ep *models.WebhookEndpoint, ev *models.OutboxEvent, x *models.WebhookDelivery) {
-	body, _ := json.Marshal(EnvelopeOf(ev))
+	body, err := MarshalEnvelope(ev)
+	if err != nil {
+		d.log.ErrorContext(ctx, "encode webhook event", "event", ev.UID, "err", err)
+		return
+	}
 	now := d.now()
 	status, resp, sendErr := d.send(ctx, ep, ev.UID, now, body)
 	done := d.now()
@@ -298,7 +314,7 @@ func (d *Deliverer) attempt(ctx context.Context, ep *models.WebhookEndpoint, ev 
 	if out.NextAttemptAt.IsZero() {
 		out.NextAttemptAt = done
 	}
-	err := d.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = d.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if _, err := models.FinishAttempt(tx, x, out); err != nil {
 			return err
 		}
