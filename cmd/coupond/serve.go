@@ -182,6 +182,7 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 	inflight := newInflightLimit(c.maxInflight, c.inflightWait, m.reg)
 	mux.Handle("/graphql", inflight.wrap(graph.NewHandler(svc, graph.Options{Introspection: c.playground, Logger: log, JobRunner: sched.RunNow})))
 	mux.Handle("/export/", httpapi.NewExportHandler(svc, log))
+	mux.Handle("/import/", httpapi.NewImportHandler(svc, log))
 	if c.playground {
 		mux.Handle("/playground", web.PlaygroundHandler())
 		mux.Handle("/playground/", web.PlaygroundHandler())

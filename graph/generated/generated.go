@@ -2597,7 +2597,7 @@ input ImportCouponsInput {
 
 "Why a line of an import was not imported."
 enum ImportRejectReason {
-  "The same code appears earlier in the same request (or file); the first one was imported."
+  "The same code appears earlier in the same request (or the same batch of 10000 lines of a file); the first one was imported. A code repeated in a later batch of a file is ALREADY_EXISTS."
   DUPLICATE_IN_IMPORT
   "The merchant already has this code (in any campaign)."
   ALREADY_EXISTS
