@@ -2,6 +2,7 @@ package services
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -162,8 +163,14 @@ func (c *Campaigns) importLines(ctx context.Context, actor Actor, op string, cam
 	now := c.now()
 	batch := &models.CouponBatch{MerchantID: actor.MerchantID, CampaignID: camp.ID, ValidFrom: camp.ValidFrom,
 		ValidTo: camp.ValidTo, Now: now}
-	err = db.Transaction(func(tx *gorm.DB) error {
-		inserted, err := models.InsertImportedCoupons(tx, batch, rows)
+	write := func(tx *gorm.DB, copier *sql.Conn) error {
+		var inserted map[string]bool
+		var err error
+		if copier != nil {
+			inserted, err = models.CopyImportedCoupons(tx, copier, batch, rows)
+		} else {
+			inserted, err = models.InsertImportedCoupons(tx, batch, rows)
+		}
 		if err != nil {
 			return err
 		}
@@ -211,7 +218,20 @@ func (c *Campaigns) importLines(ctx context.Context, actor Actor, op string, cam
 			return err
 		}
 		return req.record(tx, res, now)
-	})
+	}
+	if models.DialectOfDB(c.db) == models.Postgres {
+		// COPY needs the driver connection under the transaction, as in
+		// IssueCoupons.
+		err = db.Connection(func(cdb *gorm.DB) error {
+			conn, _ := cdb.Statement.ConnPool.(*sql.Conn)
+			if conn != nil && !models.SpeaksPgx(conn) {
+				conn = nil
+			}
+			return cdb.Transaction(func(tx *gorm.DB) error { return write(tx, conn) })
+		})
+	} else {
+		err = db.Transaction(func(tx *gorm.DB) error { return write(tx, nil) })
+	}
 	if err != nil && req != nil {
 		// A concurrent copy of the request may have committed first.
 		if ok, err := req.replayed(db, &prior); err != nil {
