@@ -70,6 +70,12 @@ func TestImportReportsExactlyTheDuplicates(t *testing.T) {
 		if now.Issued != imported {
 			t.Fatalf("campaign issued %d, want %d: imported codes count against the budget", now.Issued, imported)
 		}
+		// Coupons, counters and ledger agree: imports keep every invariant.
+		vs, err := w.svc.Reconciliation.Check(ctx)
+		must(t, err)
+		if len(vs) != 0 {
+			t.Fatalf("reconciliation after imports: %v", vs)
+		}
 		// A repeat of a call replays its report and writes nothing.
 		codes := make([]string, per)
 		for i := range codes {
