@@ -586,6 +586,15 @@ async function main() {
     if (c.data?.coupon.status !== 'UNUSED' || c.data.coupon.customerRef !== 'member-7' || c.data.coupon.campaign.codeSource !== 'IMPORTED') {
       throw new Error(`imported coupon: ${JSON.stringify(c)}`);
     }
+    // An imported code, which has no check symbol, is redeemed on the Redeem page as typed.
+    await page.locator('.nav-link[data-nav="/redeem"]').click();
+    await page.locator('input[name=code]').fill(`e2e-${tag}-010`);
+    await page.locator('input[name=amount]').fill('20.00');
+    await page.locator('input[name=amount]').focus();
+    await page.getByTestId('coupon-preview').waitFor();
+    await page.getByTestId('redeem-submit').click();
+    await page.locator('[data-testid=outcome][data-status=SUCCEEDED]').waitFor();
+    await shot(page, '15h-imported-redeemed');
   });
 
   await step('ADMIN: audit log, filtered by action, actor and day', async () => {
