@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -247,6 +248,37 @@ func TestImportConcurrent(t *testing.T) {
 		must(t, err)
 		if now.Issued != 500 {
 			t.Fatalf("issued %d, want 500", now.Issued)
+		}
+	})
+}
+
+// Imported codes have no check symbol to refuse a guess before the lookup,
+// so every unknown code of their shape is a failed lookup: a token guessing
+// them is cut off by the failed-lookup limit like one guessing generated codes.
+func TestImportedCodeGuessesAreLimited(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		w := newWorld(t, db)
+		w.svc = services.New(db, services.Options{Now: w.clock.Now, Fulfiller: w.ful, Limits: services.Limits{
+			FailedLookupsPerToken: services.RateLimit{PerSecond: 0.1, Burst: 3},
+		}})
+		ctx := context.Background()
+		camp := w.importCampaign(10)
+		_, err := w.svc.Campaigns.ImportCoupons(ctx, w.admin, services.ImportInput{CampaignID: camp.ID, Codes: []string{"REAL-CODE-77"}})
+		must(t, err)
+		for i, guess := range []string{"GUESS0001", "GUESS0002", "GUESS0003"} {
+			_, err := w.redeem(guess, fmt.Sprintf("g-%d", i), 1000)
+			wantCode(t, err, "COUPON_NOT_FOUND")
+		}
+		// Out of failed lookups: even the right code is refused until the bucket refills.
+		_, err = w.redeem("REAL-CODE-77", "g-real", 1000)
+		wantCode(t, err, "RATE_LIMITED")
+		_, err = w.svc.Redemptions.Quote(ctx, w.clerkA, services.QuoteInput{Code: "GUESS0004", StoreID: w.storeA.ID, OrderAmount: 1000})
+		wantCode(t, err, "RATE_LIMITED")
+		w.clock.Advance(10 * time.Second)
+		f, err := w.redeem("real code 77", "g-real-2", 1000)
+		must(t, err)
+		if f.Status != models.FlowSucceeded {
+			t.Fatalf("redeem after the wait: %s", f.Status)
 		}
 	})
 }
