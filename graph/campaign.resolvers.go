@@ -29,8 +29,27 @@ func (r *mutationResolver) CreateCampaign(ctx context.Context, input model.Creat
 		Name: input.Name, Type: input.Type, Value: input.Value, MaxDiscount: deref(input.MaxDiscount),
 		MinSpend: deref(input.MinSpend), ValidFrom: input.ValidFrom, ValidTo: input.ValidTo, StoreIDs: input.StoreIds,
 		TotalQuantity: input.TotalQuantity, RefundWindowMinutes: input.RefundWindowMinutes,
-		PerCustomerLimit: deref(input.PerCustomerLimit), RequestID: deref(input.RequestID),
+		PerCustomerLimit: deref(input.PerCustomerLimit), CodeSource: deref(input.CodeSource), RequestID: deref(input.RequestID),
 	})
+}
+
+// ImportCoupons is the resolver for the importCoupons field.
+func (r *mutationResolver) ImportCoupons(ctx context.Context, input model.ImportCouponsInput) (*model.ImportCouponsPayload, error) {
+	actor := services.ActorFrom(ctx)
+	res, err := r.Svc.Campaigns.ImportCoupons(ctx, actor, services.ImportInput{CampaignID: input.CampaignID,
+		Codes: input.Codes, CustomerRefs: input.CustomerRefs, RequestID: deref(input.RequestID)})
+	if err != nil {
+		return nil, err
+	}
+	camp, err := r.Svc.Campaigns.Get(ctx, actor, input.CampaignID)
+	if err != nil {
+		return nil, err
+	}
+	rejected := make([]*services.ImportRejection, len(res.Rejected))
+	for i := range res.Rejected {
+		rejected[i] = &res.Rejected[i]
+	}
+	return &model.ImportCouponsPayload{Campaign: camp, Imported: res.Imported, Rejected: rejected}, nil
 }
 
 // IssueCoupons is the resolver for the issueCoupons field.

@@ -81,7 +81,8 @@ func jobCounts(raw string) ([]*model.JobCount, error) {
 }
 
 func redeemInput(in model.RedeemCouponInput) services.RedeemInput {
-	return services.RedeemInput{Code: in.Code, StoreID: in.StoreID, RequestID: in.RequestID, OrderAmount: in.OrderAmount}
+	return services.RedeemInput{Code: in.Code, StoreID: in.StoreID, RequestID: in.RequestID, OrderAmount: in.OrderAmount,
+		CustomerRef: deref(in.CustomerRef)}
 }
 
 // timeText is t as the services' from/to text (RFC 3339), or empty.

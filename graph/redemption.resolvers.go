@@ -26,12 +26,14 @@ func (r *mutationResolver) ReserveCoupon(ctx context.Context, input model.Redeem
 
 // ConfirmRedemption is the resolver for the confirmRedemption field.
 func (r *mutationResolver) ConfirmRedemption(ctx context.Context, input model.ConfirmRedemptionInput) (*models.RedemptionFlow, error) {
-	return r.Svc.Redemptions.Confirm(ctx, services.ActorFrom(ctx), services.ConfirmInput{RedeemNo: input.RedeemNo, OrderRef: input.OrderRef})
+	return r.Svc.Redemptions.Confirm(ctx, services.ActorFrom(ctx), services.ConfirmInput{RedeemNo: input.RedeemNo, OrderRef: input.OrderRef,
+		CustomerRef: deref(input.CustomerRef)})
 }
 
 // CancelRedemption is the resolver for the cancelRedemption field.
 func (r *mutationResolver) CancelRedemption(ctx context.Context, input model.CancelRedemptionInput) (*models.RedemptionFlow, error) {
-	return r.Svc.Redemptions.Cancel(ctx, services.ActorFrom(ctx), services.CancelInput{RedeemNo: input.RedeemNo, Reason: deref(input.Reason)})
+	return r.Svc.Redemptions.Cancel(ctx, services.ActorFrom(ctx), services.CancelInput{RedeemNo: input.RedeemNo, Reason: deref(input.Reason),
+		CustomerRef: deref(input.CustomerRef)})
 }
 
 // RefundRedemption is the resolver for the refundRedemption field.
@@ -54,8 +56,8 @@ func (r *queryResolver) RedemptionsByHour(ctx context.Context, from time.Time, t
 }
 
 // RedemptionQuote is the resolver for the redemptionQuote field.
-func (r *queryResolver) RedemptionQuote(ctx context.Context, code string, storeID int64, orderAmount int64) (*services.Quote, error) {
-	return r.Svc.Redemptions.Quote(ctx, services.ActorFrom(ctx), services.QuoteInput{Code: code, StoreID: storeID, OrderAmount: orderAmount})
+func (r *queryResolver) RedemptionQuote(ctx context.Context, code string, storeID int64, orderAmount int64, customerRef *string) (*services.Quote, error) {
+	return r.Svc.Redemptions.Quote(ctx, services.ActorFrom(ctx), services.QuoteInput{Code: code, StoreID: storeID, OrderAmount: orderAmount, CustomerRef: deref(customerRef)})
 }
 
 // Redemption is the resolver for the redemption field.

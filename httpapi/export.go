@@ -1,5 +1,6 @@
 // Package httpapi is coupond's REST transport: the finance exports, CSV and
-// XLSX downloads authenticated with the API's bearer tokens. Like graph, it
+// XLSX downloads, and the upload of imported codes, authenticated with the
+// API's bearer tokens. Like graph, it
 // maps requests to service calls and service errors to errcode's table; it
 // never touches the database itself.
 package httpapi

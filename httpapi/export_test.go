@@ -50,7 +50,7 @@ func TestExports(t *testing.T) {
 			must(t, err)
 			return tok
 		}
-		finance, clerk := token(models.RoleFinance), token(models.RoleClerk, "S1")
+		finance, clerk, app := token(models.RoleFinance), token(models.RoleClerk, "S1"), token(models.RoleApp)
 		h := httpapi.NewExportHandler(svc, slog.New(slog.DiscardHandler))
 		get := func(token, url string) *httptest.ResponseRecorder {
 			r := httptest.NewRequest(http.MethodGet, url, nil)
@@ -127,6 +127,10 @@ func TestExports(t *testing.T) {
 			name, token, url, code string
 		}{
 			{"clerk may not export coupons", clerk, coupons, errcode.Forbidden},
+			{"a mini-program may not export coupons", app, coupons, errcode.Forbidden},
+			{"a mini-program may not export the ledger", app, "/export/redemptions.csv", errcode.Forbidden},
+			{"a mini-program may not export statements", app, "/export/statements.csv?from=" + today + "&to=" + today, errcode.Forbidden},
+			{"a mini-program may not export findings", app, "/export/findings.csv", errcode.Forbidden},
 			{"no token", "", "/export/statements.csv?from=" + today + "&to=" + today, errcode.Unauthenticated},
 			{"unknown token", "cpd_nope", coupons, errcode.Unauthenticated},
 			{"campaign id missing", finance, "/export/coupons.csv", errcode.BadUserInput},

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -157,4 +158,97 @@ func InsertCoupons(tx *gorm.DB, batch []Coupon, newCode func() string) error {
 		}
 	}
 	return fmt.Errorf("insert coupons: codes kept colliding: %w", err)
+}
+
+// ImportedCoupon is one code of an import and the customer it is bound to.
+type ImportedCoupon struct {
+	Code        string
+	CustomerRef *string
+}
+
+// importRowsPerStatement bounds one INSERT of imported codes: two parameters
+// a row stay far below either database's limit on parameters.
+const importRowsPerStatement = 2000
+
+// InsertImportedCoupons inserts the coupons of b's campaign with the given
+// codes, leaving out every code the merchant already has (ON CONFLICT DO
+// NOTHING on the merchant's unique code index, so a concurrent import of the
+// same code waits for it and then leaves it out too), and returns the codes
+// it inserted. Rows should be sorted by code, so that concurrent imports
+// lock the index entries in one order.
+func InsertImportedCoupons(tx *gorm.DB, b *CouponBatch, rows []ImportedCoupon) (map[string]bool, error) {
+	// PostgreSQL infers a parameter's type from its context, which an
+	// INSERT ... SELECT does not give; SQLite has no :: casts and needs none.
+	head := `INSERT INTO coupons (merchant_id, campaign_id, code, status, valid_from, valid_to, customer_ref, created_at, updated_at)
+SELECT ?, ?, v.column1, 'UNUSED', ?, ?, v.column2, ?, ? FROM (VALUES `
+	row := "(?, ?)"
+	if DialectOfDB(tx) == Postgres {
+		head = `INSERT INTO coupons (merchant_id, campaign_id, code, status, valid_from, valid_to, customer_ref, created_at, updated_at)
+SELECT ?::bigint, ?::bigint, v.column1, 'UNUSED', ?::timestamptz, ?::timestamptz, v.column2, ?::timestamptz, ?::timestamptz FROM (VALUES `
+		row = "(?::text, ?::text)"
+	}
+	// SQLite reads an upsert after a SELECT only with a WHERE clause.
+	const tail = `) AS v WHERE true ON CONFLICT (merchant_id, code) DO NOTHING RETURNING code`
+	inserted := make(map[string]bool, len(rows))
+	for i := 0; i < len(rows); i += importRowsPerStatement {
+		part := rows[i:min(i+importRowsPerStatement, len(rows))]
+		var sql strings.Builder
+		sql.WriteString(head)
+		args := make([]any, 0, 6+2*len(part))
+		args = append(args, b.MerchantID, b.CampaignID, b.ValidFrom, b.ValidTo, b.Now, b.Now)
+		for j, r := range part {
+			if j > 0 {
+				sql.WriteString(", ")
+			}
+			sql.WriteString(row)
+			args = append(args, r.Code, r.CustomerRef)
+		}
+		sql.WriteString(tail)
+		var codes []string
+		if err := tx.Raw(sql.String(), args...).Scan(&codes).Error; err != nil {
+			return nil, fmt.Errorf("import coupons: %w", err)
+		}
+		for _, c := range codes {
+			inserted[c] = true
+		}
+	}
+	return inserted, nil
+}
+
+// CopyImportedCoupons is InsertImportedCoupons with COPY on PostgreSQL: conn
+// is the connection tx runs on. The rows are copied in binary into a
+// temporary table dropped at commit, then inserted from it, in code order, by
+// one INSERT ... SELECT with the same ON CONFLICT DO NOTHING; a statement
+// with thousands of parameters costs more to plan and send than the rows
+// themselves.
+func CopyImportedCoupons(tx *gorm.DB, conn *sql.Conn, b *CouponBatch, rows []ImportedCoupon) (map[string]bool, error) {
+	ctx := tx.Statement.Context
+	if err := tx.Exec(`CREATE TEMPORARY TABLE import_codes (code TEXT NOT NULL, customer_ref TEXT) ON COMMIT DROP`).Error; err != nil {
+		return nil, fmt.Errorf("import coupons: %w", err)
+	}
+	err := conn.Raw(func(dc any) error {
+		src := pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) { return []any{rows[i].Code, rows[i].CustomerRef}, nil })
+		_, err := dc.(*stdlib.Conn).Conn().CopyFrom(ctx, pgx.Identifier{"import_codes"}, []string{"code", "customer_ref"}, src)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("import coupons: copy: %w", err)
+	}
+	var codes []string
+	err = tx.Raw(`INSERT INTO coupons (merchant_id, campaign_id, code, status, valid_from, valid_to, customer_ref, created_at, updated_at)
+SELECT ?::bigint, ?::bigint, i.code, 'UNUSED', ?::timestamptz, ?::timestamptz, i.customer_ref, ?::timestamptz, ?::timestamptz
+FROM import_codes i ORDER BY i.code
+ON CONFLICT (merchant_id, code) DO NOTHING RETURNING code`,
+		b.MerchantID, b.CampaignID, b.ValidFrom, b.ValidTo, b.Now, b.Now).Scan(&codes).Error
+	if err != nil {
+		return nil, fmt.Errorf("import coupons: %w", err)
+	}
+	inserted := make(map[string]bool, len(codes))
+	for _, c := range codes {
+		inserted[c] = true
+	}
+	if err := tx.Exec(`DROP TABLE import_codes`).Error; err != nil {
+		return nil, fmt.Errorf("import coupons: %w", err)
+	}
+	return inserted, nil
 }

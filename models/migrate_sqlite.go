@@ -26,6 +26,19 @@ func sqliteGoMigrations() []*goose.Migration {
 			&goose.GoFunc{RunDB: func(ctx context.Context, db *sql.DB) error {
 				return rebuildSQLiteTable(ctx, db, "coupons", "("+statuses(", 'VOIDED'")+")", "("+statuses("")+")")
 			}}),
+		// 15: imported codes (campaigns.code_source) and the APP token role,
+		// as postgres/00015_imported_codes_app_role.sql; the column is added
+		// in the rebuild's transaction, so the version applies whole or not.
+		goose.NewGoMigration(15,
+			&goose.GoFunc{RunDB: func(ctx context.Context, db *sql.DB) error {
+				return rebuildSQLiteTable(ctx, db, "api_tokens", "('ADMIN', 'CLERK', 'FINANCE')", "('ADMIN', 'CLERK', 'FINANCE', 'APP')",
+					`ALTER TABLE campaigns ADD COLUMN code_source TEXT NOT NULL DEFAULT 'GENERATED'
+    CHECK (code_source IN ('GENERATED', 'IMPORTED'))`)
+			}},
+			&goose.GoFunc{RunDB: func(ctx context.Context, db *sql.DB) error {
+				return rebuildSQLiteTable(ctx, db, "api_tokens", "('ADMIN', 'CLERK', 'FINANCE', 'APP')", "('ADMIN', 'CLERK', 'FINANCE')",
+					"ALTER TABLE campaigns DROP COLUMN code_source")
+			}}),
 	}
 }
 
@@ -35,8 +48,9 @@ func sqliteGoMigrations() []*goose.Migration {
 // Kinds Of Table Schema Changes"): on one connection with foreign keys off,
 // in one transaction, create the new table, copy the rows, drop the old one,
 // rename the new one, recreate the indexes and triggers, and check every
-// foreign key before committing.
-func rebuildSQLiteTable(ctx context.Context, db *sql.DB, table, old, new string) error {
+// foreign key before committing. The statements of also run in that
+// transaction, after the rebuild.
+func rebuildSQLiteTable(ctx context.Context, db *sql.DB, table, old, new string, also ...string) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return err
@@ -89,6 +103,7 @@ func rebuildSQLiteTable(ctx context.Context, db *sql.DB, table, old, new string)
 		"ALTER TABLE " + tmp + " RENAME TO " + table,
 	}
 	stmts = append(stmts, others...)
+	stmts = append(stmts, also...)
 	for _, s := range stmts {
 		if _, err := tx.ExecContext(ctx, s); err != nil {
 			return fmt.Errorf("rebuild %s: %s: %w", table, strings.SplitN(s, "(", 2)[0], err)

@@ -14,6 +14,11 @@ const (
 	RoleAdmin   Role = "ADMIN"
 	RoleClerk   Role = "CLERK"
 	RoleFinance Role = "FINANCE"
+	// RoleApp is a mini-program back end that relays many customers through
+	// one token: it quotes, reserves, confirms, cancels and redeems at any
+	// store of its merchant, always naming the customer, and reads one
+	// customer's coupons; nothing else.
+	RoleApp Role = "APP"
 )
 
 // APIToken is an opaque bearer token, stored only as its SHA-256 hash. Tokens

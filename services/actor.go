@@ -51,15 +51,30 @@ func (a Actor) require(roles ...models.Role) error {
 }
 
 // requireStore fails unless the actor may run redemptions at storeID: an
-// administrator anywhere in the merchant, a clerk at its own stores.
+// administrator or a mini-program (APP) anywhere in the merchant, a clerk at
+// its own stores.
 func (a Actor) requireStore(storeID int64) error {
-	if err := a.require(models.RoleAdmin, models.RoleClerk); err != nil {
+	if err := a.require(models.RoleAdmin, models.RoleClerk, models.RoleApp); err != nil {
 		return err
 	}
 	if a.Role == models.RoleClerk && !slices.Contains(a.StoreIDs, storeID) {
 		return errStoreForbidden
 	}
 	return nil
+}
+
+// requireCustomer fails with BAD_USER_INPUT when customerRef is not a valid
+// customer reference, or is missing from an APP token's request: a
+// mini-program back end relays many customers through one token, and every
+// request names the one it is for, which its rate limits count.
+func (a Actor) requireCustomer(customerRef string) error {
+	if customerRef == "" {
+		if a.Role == models.RoleApp {
+			return invalidf("customerRef is required for APP tokens")
+		}
+		return nil
+	}
+	return checkText("customerRef", customerRef, 64, false)
 }
 
 // MayExportCoupons returns nil when the actor may download every code of its

@@ -18,8 +18,8 @@ type Audit struct {
 	now func() time.Time
 
 	throttleOnce sync.Once
-	refusals     *limiter
-	rateLimited  *limiter
+	refusals     *limiter[int64]
+	rateLimited  *limiter[int64]
 }
 
 // Audit actions of refused requests; errcode's table says which codes are
@@ -47,11 +47,11 @@ func (a *Audit) RateLimit(ctx context.Context, actor Actor, code, operation stri
 }
 
 func (a *Audit) newThrottles() {
-	a.refusals = newLimiter(RateLimit{PerSecond: 2, Burst: 10}, a.now)
-	a.rateLimited = newLimiter(RateLimit{PerSecond: 2, Burst: 10}, a.now)
+	a.refusals = newLimiter[int64](RateLimit{PerSecond: 2, Burst: 10}, a.now)
+	a.rateLimited = newLimiter[int64](RateLimit{PerSecond: 2, Burst: 10}, a.now)
 }
 
-func (a *Audit) throttled(ctx context.Context, l *limiter, actor Actor, action, code, operation string) bool {
+func (a *Audit) throttled(ctx context.Context, l *limiter[int64], actor Actor, action, code, operation string) bool {
 	if l.take(actor.TokenID) != nil {
 		return false
 	}

@@ -51,6 +51,8 @@ type CreateCampaignInput struct {
 	// PerCustomerLimit caps the coupons one customer reference may be issued;
 	// 0 means no limit.
 	PerCustomerLimit int64
+	// CodeSource is where the codes come from; empty means GENERATED.
+	CodeSource models.CodeSource
 	// RequestID, optional, makes the call idempotent (see adminRequest).
 	RequestID string
 }
@@ -74,9 +76,21 @@ func (c *Campaigns) Create(ctx context.Context, actor Actor, in CreateCampaignIn
 	if err := validateCampaign(&in); err != nil {
 		return nil, err
 	}
-	req, err := newAdminRequest(actor, "createCampaign", in.RequestID, in.Name, string(in.Type),
+	switch in.CodeSource {
+	case "":
+		in.CodeSource = models.CodeGenerated
+	case models.CodeGenerated, models.CodeImported:
+	default:
+		return nil, invalidf("codeSource must be GENERATED or IMPORTED")
+	}
+	params := []string{in.Name, string(in.Type),
 		fmt.Sprint(in.Value, in.MaxDiscount, in.MinSpend, in.TotalQuantity, *in.RefundWindowMinutes, in.PerCustomerLimit),
-		in.ValidFrom.UTC().Format(time.RFC3339Nano), in.ValidTo.UTC().Format(time.RFC3339Nano), fmt.Sprint(in.StoreIDs))
+		in.ValidFrom.UTC().Format(time.RFC3339Nano), in.ValidTo.UTC().Format(time.RFC3339Nano), fmt.Sprint(in.StoreIDs)}
+	if in.CodeSource != models.CodeGenerated {
+		// Only when not the default, so earlier requests keep their fingerprints.
+		params = append(params, string(in.CodeSource))
+	}
+	req, err := newAdminRequest(actor, "createCampaign", in.RequestID, params...)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +104,7 @@ func (c *Campaigns) Create(ctx context.Context, actor Actor, in CreateCampaignIn
 	camp := &models.Campaign{MerchantID: actor.MerchantID, Name: in.Name, Type: in.Type, Value: in.Value,
 		MaxDiscount: in.MaxDiscount, MinSpend: in.MinSpend, ValidFrom: in.ValidFrom.UTC(), ValidTo: in.ValidTo.UTC(),
 		AllStores: len(in.StoreIDs) == 0, TotalQuantity: in.TotalQuantity, PerCustomerLimit: in.PerCustomerLimit,
-		RefundWindowMinutes: *in.RefundWindowMinutes, State: models.CampaignActive, CreatedAt: c.now()}
+		RefundWindowMinutes: *in.RefundWindowMinutes, State: models.CampaignActive, CodeSource: in.CodeSource, CreatedAt: c.now()}
 	err = db.Transaction(func(tx *gorm.DB) error {
 		for _, id := range in.StoreIDs {
 			if err := storeMustExist(tx, actor.MerchantID, id); err != nil {
@@ -195,9 +209,10 @@ func (c *Campaigns) Get(ctx context.Context, actor Actor, id int64) (*models.Cam
 	return camp, nil
 }
 
-// ByIDs returns the actor's campaigns among ids, for batch loaders.
+// ByIDs returns the actor's campaigns among ids, for batch loaders; a
+// mini-program (APP) shows its customers' coupons with their campaigns.
 func (c *Campaigns) ByIDs(ctx context.Context, actor Actor, ids []int64) ([]models.Campaign, error) {
-	if err := actor.require(models.RoleAdmin, models.RoleFinance, models.RoleClerk); err != nil {
+	if err := actor.require(models.RoleAdmin, models.RoleFinance, models.RoleClerk, models.RoleApp); err != nil {
 		return nil, err
 	}
 	return models.CampaignsByIDs(c.db.WithContext(ctx), actor.MerchantID, ids)
@@ -206,7 +221,7 @@ func (c *Campaigns) ByIDs(ctx context.Context, actor Actor, ids []int64) ([]mode
 // StoreIDs returns the stores a campaign is limited to, keyed by campaign id;
 // a campaign valid at every store has no entry.
 func (c *Campaigns) StoreIDs(ctx context.Context, actor Actor, campaignIDs []int64) (map[int64][]int64, error) {
-	if err := actor.require(models.RoleAdmin, models.RoleFinance, models.RoleClerk); err != nil {
+	if err := actor.require(models.RoleAdmin, models.RoleFinance, models.RoleClerk, models.RoleApp); err != nil {
 		return nil, err
 	}
 	return models.CampaignStoreIDs(c.db.WithContext(ctx), actor.MerchantID, campaignIDs)

@@ -125,3 +125,97 @@ func FormatCouponCode(code string) string {
 	}
 	return code[0:4] + "-" + code[4:8] + "-" + code[8:12] + "-" + code[12:]
 }
+
+// Imported codes (importCoupons) come from the merchant's own source: 6 to 32
+// of A-Z and 0-9, with no check symbol, so nothing can be checked before the
+// lookup and they are only as hard to guess as their source made them. Every
+// lookup that finds no coupon counts against the failed-lookup limits, theirs
+// as any other.
+const (
+	MinImportedCodeLen = 6
+	MaxImportedCodeLen = 32
+)
+
+// NormalizeImportedCode turns an imported code as written into its plain
+// form: surrounding space trimmed, upper case, dashes and inner spaces
+// dropped. Unlike generated codes there are no aliases: O, I and L are
+// letters of their own. It fails with BAD_USER_INPUT unless the result is 6
+// to 32 of A-Z and 0-9.
+func NormalizeImportedCode(raw string) (string, error) {
+	if len(raw) > 2*maxCodeRawSize {
+		return "", invalidf("code is too long")
+	}
+	var b strings.Builder
+	for _, r := range strings.TrimSpace(raw) {
+		switch {
+		case r == '-' || r == ' ':
+			continue
+		case r >= 'a' && r <= 'z':
+			r -= 'a' - 'A'
+		case (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9'):
+		default:
+			return "", invalidf("code may only contain A-Z, 0-9, spaces and dashes, not %q", r)
+		}
+		b.WriteRune(r)
+	}
+	code := b.String()
+	if len(code) < MinImportedCodeLen || len(code) > MaxImportedCodeLen {
+		return "", invalidf("code must have %d to %d letters and digits, got %d", MinImportedCodeLen, MaxImportedCodeLen, len(code))
+	}
+	return code, nil
+}
+
+// importedCodeKey is the form an imported code is stored in, which is the
+// form a lookup of it computes (see lookupCode): a code that reads as a
+// well-formed generated code is stored as NormalizeCouponCode spells it (its
+// aliases decoded), every other one in its plain form.
+func importedCodeKey(raw string) (string, error) {
+	plain, err := NormalizeImportedCode(raw)
+	if err != nil {
+		return "", err
+	}
+	if code, err := NormalizeCouponCode(plain); err == nil {
+		return code, nil
+	}
+	return plain, nil
+}
+
+// codeKey is what a typed code is looked up by.
+type codeKey struct {
+	code string
+	// mistyped, when set, answers a lookup that finds nothing: the code
+	// has the length of a generated code and fails its check, so it is a
+	// mistyped generated code unless the merchant imported it.
+	mistyped error
+}
+
+// lookupCode returns the key a typed code is looked up by. A well-formed
+// generated code (its check symbol matching) is looked up as such; anything
+// else that could be an imported code is looked up in its plain form, which
+// only an imported code can have; the rest is BAD_USER_INPUT before any
+// lookup, as a generated code that fails its check always was.
+func lookupCode(raw string) (codeKey, error) {
+	code, gerr := NormalizeCouponCode(raw)
+	if gerr == nil {
+		return codeKey{code: code}, nil
+	}
+	plain, ierr := NormalizeImportedCode(raw)
+	if ierr != nil {
+		return codeKey{}, gerr
+	}
+	k := codeKey{code: plain}
+	if len(plain) == couponCodeLen {
+		k.mistyped = gerr
+	}
+	return k, nil
+}
+
+// notFound is the answer to a lookup of k that found no coupon: the
+// mistyped-code error for what looks like a mistyped generated code,
+// COUPON_NOT_FOUND otherwise. Either way the caller counts a failed lookup.
+func (k codeKey) notFound() error {
+	if k.mistyped != nil {
+		return k.mistyped
+	}
+	return ErrCouponNotFound
+}

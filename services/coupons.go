@@ -30,13 +30,13 @@ func (c *Coupons) ByCode(ctx context.Context, actor Actor, raw string) (*models.
 	if err := actor.require(readers()...); err != nil {
 		return nil, err
 	}
-	code, err := NormalizeCouponCode(raw)
+	key, err := lookupCode(raw)
 	if err != nil {
 		return nil, err
 	}
-	cp, err := models.CouponByCode(c.db.WithContext(ctx), actor.MerchantID, code)
+	cp, err := models.CouponByCode(c.db.WithContext(ctx), actor.MerchantID, key.code)
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, ErrCouponNotFound
+		return nil, key.notFound()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("find coupon: %w", err)
@@ -44,9 +44,11 @@ func (c *Coupons) ByCode(ctx context.Context, actor Actor, raw string) (*models.
 	return cp, nil
 }
 
-// ByIDs returns the actor's coupons among ids, for batch loaders.
+// ByIDs returns the actor's coupons among ids, for batch loaders. A
+// mini-program (APP) reaches coupons only through what it may read (its
+// redemptions, quotes and one customer's wallet), so it may load them.
 func (c *Coupons) ByIDs(ctx context.Context, actor Actor, ids []int64) ([]models.Coupon, error) {
-	if err := actor.require(readers()...); err != nil {
+	if err := actor.require(append(readers(), models.RoleApp)...); err != nil {
 		return nil, err
 	}
 	return models.CouponsByIDs(c.db.WithContext(ctx), actor.MerchantID, ids)
@@ -55,9 +57,18 @@ func (c *Coupons) ByIDs(ctx context.Context, actor Actor, ids []int64) ([]models
 // CouponFilter narrows List; zero fields do not filter.
 type CouponFilter = models.CouponFilter
 
-// List returns the actor's coupons, newest first.
+// List returns the actor's coupons, newest first. A mini-program (APP)
+// reads one customer's wallet: without f.CustomerRef it is FORBIDDEN.
 func (c *Coupons) List(ctx context.Context, actor Actor, f CouponFilter, p PageArgs) (Page[models.Coupon], error) {
-	if err := actor.require(readers()...); err != nil {
+	if actor.Role == models.RoleApp && actor.MerchantID != 0 {
+		if f.CustomerRef == "" {
+			return Page[models.Coupon]{}, &Error{Code: errForbidden.Code, Kind: ErrForbidden,
+				Message: "an APP token reads one customer's coupons: give filter.customerRef"}
+		}
+		if err := actor.requireCustomer(f.CustomerRef); err != nil {
+			return Page[models.Coupon]{}, err
+		}
+	} else if err := actor.require(readers()...); err != nil {
 		return Page[models.Coupon]{}, err
 	}
 	return paginate[models.Coupon](models.MerchantCoupons(c.db.WithContext(ctx), actor.MerchantID, f), "coupons", p)

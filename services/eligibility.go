@@ -65,6 +65,8 @@ type QuoteInput struct {
 	Code        string
 	StoreID     int64
 	OrderAmount int64
+	// CustomerRef names the customer; required from APP tokens.
+	CustomerRef string
 }
 
 // Quote is what a redemption would give now: the coupon, the reason it would
@@ -85,7 +87,7 @@ func (q *Quote) Eligible() bool { return q.RejectReason == "" }
 // reserve. It is a preview for people; only a redemption takes the coupon.
 // Unknown codes count against the failed-lookup limit like redemptions do.
 func (s *Redemptions) Quote(ctx context.Context, actor Actor, in QuoteInput) (*Quote, error) {
-	code, err := NormalizeCouponCode(in.Code)
+	key, err := lookupCode(in.Code)
 	if err != nil {
 		return nil, err
 	}
@@ -95,14 +97,24 @@ func (s *Redemptions) Quote(ctx context.Context, actor Actor, in QuoteInput) (*Q
 	if err := actor.requireStore(in.StoreID); err != nil {
 		return nil, err
 	}
-	if err := s.limits.failedLookups.allowed(actor.TokenID); err != nil && actor.TokenID != 0 {
+	if err := actor.requireCustomer(in.CustomerRef); err != nil {
 		return nil, err
 	}
+	if err := s.limits.lookupsAllowed(actor, in.CustomerRef); err != nil {
+		return nil, err
+	}
+	if actor.Role == models.RoleApp {
+		// A mini-program's quotes are its customers' requests: each is
+		// charged to its customer, so none can flood the token.
+		if err := s.limits.perCustomer.take(customerKey{actor.TokenID, in.CustomerRef}); err != nil {
+			return nil, err
+		}
+	}
 	db := s.db.WithContext(ctx)
-	c, err := models.CouponByCode(db, actor.MerchantID, code)
+	c, err := models.CouponByCode(db, actor.MerchantID, key.code)
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		s.limits.failedLookup(actor)
-		return nil, ErrCouponNotFound
+		s.limits.failedLookup(actor, in.CustomerRef)
+		return nil, key.notFound()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("find coupon: %w", err)

@@ -18,6 +18,8 @@ type request struct {
 	in    RedeemInput
 	// code is in.Code normalised.
 	code string
+	// key is what code was looked up by, for the answer when it is unknown.
+	key codeKey
 	// fp fingerprints the parameters, to tell a repeat of the request id
 	// from its reuse for another request.
 	fp string
@@ -26,7 +28,7 @@ type request struct {
 // admit validates and authorizes a request and counts it against the rate
 // limits; nothing is read or written.
 func (s *Redemptions) admit(actor Actor, op models.Operation, in RedeemInput) (*request, error) {
-	code, err := NormalizeCouponCode(in.Code)
+	key, err := lookupCode(in.Code)
 	if err != nil {
 		return nil, err
 	}
@@ -39,11 +41,19 @@ func (s *Redemptions) admit(actor Actor, op models.Operation, in RedeemInput) (*
 	if err := actor.requireStore(in.StoreID); err != nil {
 		return nil, err
 	}
-	if err := s.limits.redeem(actor, in.StoreID); err != nil {
+	if err := actor.requireCustomer(in.CustomerRef); err != nil {
 		return nil, err
 	}
-	return &request{actor: actor, op: op, in: in, code: code,
-		fp: fingerprint(string(op), code, strconv.FormatInt(in.StoreID, 10), strconv.FormatInt(in.OrderAmount, 10))}, nil
+	if err := s.limits.redeem(actor, in.StoreID, in.CustomerRef); err != nil {
+		return nil, err
+	}
+	params := []string{string(op), key.code, strconv.FormatInt(in.StoreID, 10), strconv.FormatInt(in.OrderAmount, 10)}
+	if in.CustomerRef != "" {
+		// Only when given, so the fingerprints of requests without one stay
+		// what they were.
+		params = append(params, in.CustomerRef)
+	}
+	return &request{actor: actor, op: op, in: in, code: key.code, key: key, fp: fingerprint(params...)}, nil
 }
 
 // newFlow is the ledger row req starts: not yet taken, no status.
@@ -75,8 +85,8 @@ func (s *Redemptions) answerTake(db *gorm.DB, req *request, err error) taken {
 	case prior != nil:
 		return replay(prior, req.fp)
 	case errors.Is(err, ErrCouponNotFound):
-		s.limits.failedLookup(req.actor)
-		return taken{err: ErrCouponNotFound}
+		s.limits.failedLookup(req.actor, req.in.CustomerRef)
+		return taken{err: req.key.notFound()}
 	}
 	return taken{err: fmt.Errorf("reserve coupon: %w", err)}
 }

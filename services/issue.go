@@ -72,6 +72,9 @@ func (c *Campaigns) IssueCoupons(ctx context.Context, actor Actor, in IssueInput
 	if err != nil {
 		return nil, err
 	}
+	if camp.CodeSource == models.CodeImported {
+		return nil, invalidf("campaignId: campaign %d takes the merchant's own codes; use importCoupons", camp.ID)
+	}
 	now := c.now()
 	batch := &models.CouponBatch{MerchantID: actor.MerchantID, CampaignID: camp.ID, ValidFrom: camp.ValidFrom,
 		ValidTo: camp.ValidTo, Now: now, Refs: refs, PerRef: total, Fill: c.fillCodes}

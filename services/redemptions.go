@@ -112,6 +112,9 @@ type RedeemInput struct {
 	StoreID     int64
 	RequestID   string
 	OrderAmount int64
+	// CustomerRef names the customer the request is for; required from APP
+	// tokens, whose rate limits count it.
+	CustomerRef string
 }
 
 // Redeem redeems a coupon in one call: it takes the coupon, has the
@@ -209,6 +212,8 @@ func (s *Redemptions) Reserve(ctx context.Context, actor Actor, in RedeemInput) 
 type ConfirmInput struct {
 	RedeemNo string
 	OrderRef string
+	// CustomerRef, required from APP tokens, names the customer.
+	CustomerRef string
 }
 
 // Confirm moves a reserved redemption to SUCCEEDED and its coupon to REDEEMED.
@@ -222,7 +227,7 @@ func (s *Redemptions) Confirm(ctx context.Context, actor Actor, in ConfirmInput)
 	if err := checkText("orderRef", in.OrderRef, 128, false); err != nil {
 		return nil, err
 	}
-	flow, err := s.reservedFlow(ctx, actor, in.RedeemNo)
+	flow, err := s.reservedFlow(ctx, actor, in.RedeemNo, in.CustomerRef)
 	if err != nil {
 		return nil, err
 	}
@@ -246,6 +251,8 @@ func (s *Redemptions) Confirm(ctx context.Context, actor Actor, in ConfirmInput)
 type CancelInput struct {
 	RedeemNo string
 	Reason   string
+	// CustomerRef, required from APP tokens, names the customer.
+	CustomerRef string
 }
 
 // Cancel releases a PROCESSING redemption: the coupon goes back to UNUSED and
@@ -255,7 +262,7 @@ func (s *Redemptions) Cancel(ctx context.Context, actor Actor, in CancelInput) (
 	if err := checkText("reason", in.Reason, 500, true); err != nil {
 		return nil, err
 	}
-	flow, err := s.reservedFlow(ctx, actor, in.RedeemNo)
+	flow, err := s.reservedFlow(ctx, actor, in.RedeemNo, in.CustomerRef)
 	if err != nil {
 		return nil, err
 	}
@@ -272,9 +279,14 @@ func (s *Redemptions) Cancel(ctx context.Context, actor Actor, in CancelInput) (
 }
 
 // actionableFlow loads a redemption the actor may act on (confirm, cancel,
-// refund): its merchant's, at a store the actor operates, within rate limits.
-func (s *Redemptions) actionableFlow(ctx context.Context, actor Actor, redeemNo string) (*models.RedemptionFlow, error) {
-	if err := actor.require(models.RoleAdmin, models.RoleClerk); err != nil {
+// refund): the actor has one of roles, and the flow is its merchant's, at a
+// store the actor operates, within rate limits (an APP token's charged to
+// customerRef, which it must give).
+func (s *Redemptions) actionableFlow(ctx context.Context, actor Actor, redeemNo, customerRef string, roles ...models.Role) (*models.RedemptionFlow, error) {
+	if err := actor.require(roles...); err != nil {
+		return nil, err
+	}
+	if err := actor.requireCustomer(customerRef); err != nil {
 		return nil, err
 	}
 	flow, err := flowByRedeemNo(s.db.WithContext(ctx), actor.MerchantID, redeemNo)
@@ -284,15 +296,17 @@ func (s *Redemptions) actionableFlow(ctx context.Context, actor Actor, redeemNo 
 	if err := actor.requireStore(flow.StoreID); err != nil {
 		return nil, err
 	}
-	if err := s.limits.redeem(actor, flow.StoreID); err != nil {
+	if err := s.limits.redeem(actor, flow.StoreID, customerRef); err != nil {
 		return nil, err
 	}
 	return flow, nil
 }
 
-// reservedFlow loads a two-phase redemption the actor may act on.
-func (s *Redemptions) reservedFlow(ctx context.Context, actor Actor, redeemNo string) (*models.RedemptionFlow, error) {
-	flow, err := s.actionableFlow(ctx, actor, redeemNo)
+// reservedFlow loads a two-phase redemption the actor may act on: an
+// administrator, a clerk at its stores, or a mini-program (APP) for a
+// customer.
+func (s *Redemptions) reservedFlow(ctx context.Context, actor Actor, redeemNo, customerRef string) (*models.RedemptionFlow, error) {
+	flow, err := s.actionableFlow(ctx, actor, redeemNo, customerRef, models.RoleAdmin, models.RoleClerk, models.RoleApp)
 	if err != nil {
 		return nil, err
 	}

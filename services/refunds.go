@@ -34,7 +34,7 @@ func (s *Redemptions) Refund(ctx context.Context, actor Actor, in RefundInput) (
 	if err := checkText("reason", in.Reason, 500, true); err != nil {
 		return nil, err
 	}
-	flow, err := s.actionableFlow(ctx, actor, in.RedeemNo)
+	flow, err := s.actionableFlow(ctx, actor, in.RedeemNo, "", models.RoleAdmin, models.RoleClerk)
 	if err != nil {
 		return nil, err
 	}

@@ -93,9 +93,10 @@ func (s *Stores) List(ctx context.Context, actor Actor, p PageArgs) (Page[models
 	return paginate[models.Store](models.StoresOf(s.db.WithContext(ctx), actor.MerchantID, only), "stores", p)
 }
 
-// ByIDs returns the merchant's stores among ids, for batch loaders.
+// ByIDs returns the merchant's stores among ids, for batch loaders (a
+// mini-program's redemptions and campaigns name their stores too).
 func (s *Stores) ByIDs(ctx context.Context, actor Actor, ids []int64) ([]models.Store, error) {
-	if err := actor.require(models.RoleAdmin, models.RoleFinance, models.RoleClerk); err != nil {
+	if err := actor.require(models.RoleAdmin, models.RoleFinance, models.RoleClerk, models.RoleApp); err != nil {
 		return nil, err
 	}
 	return models.StoresByIDs(s.db.WithContext(ctx), actor.MerchantID, ids)

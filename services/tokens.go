@@ -117,7 +117,7 @@ func (t *Tokens) CreateAs(ctx context.Context, actor Actor, in CreateTokenInput)
 func (t *Tokens) create(ctx context.Context, actor Actor, in CreateTokenInput) (CreatedToken, error) {
 	now := t.now()
 	switch in.Role {
-	case models.RoleAdmin, models.RoleFinance:
+	case models.RoleAdmin, models.RoleFinance, models.RoleApp:
 		if len(in.StoreCodes) > 0 || len(in.StoreIDs) > 0 {
 			return CreatedToken{}, invalidf("only CLERK tokens are bound to stores")
 		}
@@ -126,7 +126,7 @@ func (t *Tokens) create(ctx context.Context, actor Actor, in CreateTokenInput) (
 			return CreatedToken{}, invalidf("a CLERK token needs at least one store")
 		}
 	default:
-		return CreatedToken{}, invalidf("role must be ADMIN, CLERK or FINANCE")
+		return CreatedToken{}, invalidf("role must be ADMIN, CLERK, FINANCE or APP")
 	}
 	in.Name = strings.TrimSpace(in.Name)
 	if in.Name == "" {

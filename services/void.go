@@ -32,10 +32,11 @@ func (c *Coupons) Void(ctx context.Context, actor Actor, in VoidInput) (*models.
 	if err := actor.require(models.RoleAdmin); err != nil {
 		return nil, err
 	}
-	code, err := NormalizeCouponCode(in.Code)
+	key, err := lookupCode(in.Code)
 	if err != nil {
 		return nil, err
 	}
+	code := key.code
 	if in.Reason == "" {
 		return nil, invalidf("reason is required")
 	}
@@ -64,7 +65,7 @@ func (c *Coupons) Void(ctx context.Context, actor Actor, in VoidInput) (*models.
 		}
 		if !ok {
 			if _, err := models.CouponByCode(tx, actor.MerchantID, code); errors.Is(err, gorm.ErrRecordNotFound) {
-				return ErrCouponNotFound
+				return key.notFound()
 			}
 			return ErrNotVoidable
 		}

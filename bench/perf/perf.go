@@ -270,6 +270,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := audit(&s); err != nil {
 		return nil, err
 	}
+	is, err := importScenario(ctx, cfg, fx, nIssue)
+	if err != nil {
+		return nil, err
+	}
+	if err := audit(&is); err != nil {
+		return nil, err
+	}
 	cfg.logf("load campaign of %d codes", nLoad)
 	_, _, list, err := fx.Campaign(ctx, "load", nLoad)
 	if err != nil {

@@ -94,7 +94,7 @@ func runTokenCreate(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs := newFlagSet("token create", stderr)
 	dbURL := fs.databaseURL()
 	merchant := fs.FlagSet.String("merchant", "", "merchant code (required)")
-	role := fs.FlagSet.String("role", "", "ADMIN, CLERK or FINANCE (required)")
+	role := fs.FlagSet.String("role", "", "ADMIN, CLERK, FINANCE or APP (required)")
 	name := fs.FlagSet.String("name", "", "a label for the token")
 	var stores multiFlag
 	fs.Var(&stores, "store", "store code a CLERK token is bound to (repeat for several)")

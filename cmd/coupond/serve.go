@@ -41,14 +41,18 @@ type serveConfig struct {
 	limitTokenRPS   float64
 	limitStoreRPS   float64
 	limitLookups    float64
-	maxConns        int
-	logLevel        string
-	shutdownGrace   time.Duration
-	tokenCacheTTL   time.Duration
-	debugAddr       string
-	maxInflight     int
-	inflightWait    time.Duration
-	redisURL        string
+	// limitCustomerRPS and limitCustomerLookups limit what an APP token
+	// relays for one customerRef.
+	limitCustomerRPS     float64
+	limitCustomerLookups float64
+	maxConns             int
+	logLevel             string
+	shutdownGrace        time.Duration
+	tokenCacheTTL        time.Duration
+	debugAddr            string
+	maxInflight          int
+	inflightWait         time.Duration
+	redisURL             string
 	// allowPrivateWebhooks accepts webhook endpoints on private addresses.
 	allowPrivateWebhooks bool
 	// webhookConcurrency bounds the attempts in flight per endpoint.
@@ -79,6 +83,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tokenRPS := fs.Float64("limit-token-rps", 100, "redemption requests per second per token, burst twice that (0: no limit)")
 	storeRPS := fs.Float64("limit-store-rps", 100, "redemption requests per second per store, burst twice that (0: no limit)")
 	lookups := fs.Float64("limit-failed-lookups-per-minute", 30, "unknown-code answers per minute per token before RATE_LIMITED, burst 10 (0: no limit)")
+	customerRPS := fs.Float64("limit-customer-rps", 2, "requests per second an APP token relays for one customerRef, burst five times that, charged before the token's own limit (0: no limit)")
+	customerLookups := fs.Float64("limit-customer-failed-lookups-per-minute", 10, "unknown-code answers per minute per customerRef of an APP token, burst 5, before the token's own limit (0: no limit)")
 	tokenTTL := fs.Duration("token-cache-ttl", 10*time.Second, "how long an authenticated token is trusted before asking the database again (revocations reach other replicas within it; 0: no cache)")
 	maxConns := fs.Int("max-conns", 0, "database connection pool size (0: 8)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
@@ -99,6 +105,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	c = serveConfig{addr: *addr, databaseURL: *dbURL, demo: *demo, playground: *playground, holdTimeout: *hold,
 		fulfilTimeout: *fulfil, compensateEvery: *every, expireEvery: *expireEvery, jobs: *runJobs, webhookURL: *whURL, webhookSecret: *whSecret,
 		limitTokenRPS: *tokenRPS, limitStoreRPS: *storeRPS, limitLookups: *lookups, maxConns: *maxConns,
+		limitCustomerRPS: *customerRPS, limitCustomerLookups: *customerLookups,
 		logLevel: *level, shutdownGrace: *grace, tokenCacheTTL: *tokenTTL, debugAddr: *debugAddr,
 		maxInflight: *maxInflight, inflightWait: *inflightWait, redisURL: *redisURL, optionHooks: hooks,
 		allowPrivateWebhooks: *allowPrivate, webhookConcurrency: *whConcurrency}
@@ -122,9 +129,11 @@ func (c serveConfig) limits() services.Limits {
 		return services.RateLimit{PerSecond: perSecond, Burst: burst}
 	}
 	return services.Limits{
-		RedeemsPerToken:       rl(c.limitTokenRPS, int(2*c.limitTokenRPS)),
-		RedeemsPerStore:       rl(c.limitStoreRPS, int(2*c.limitStoreRPS)),
-		FailedLookupsPerToken: rl(c.limitLookups/60, 10),
+		RedeemsPerToken:          rl(c.limitTokenRPS, int(2*c.limitTokenRPS)),
+		RedeemsPerStore:          rl(c.limitStoreRPS, int(2*c.limitStoreRPS)),
+		FailedLookupsPerToken:    rl(c.limitLookups/60, 10),
+		RedeemsPerCustomer:       rl(c.limitCustomerRPS, max(int(5*c.limitCustomerRPS), 1)),
+		FailedLookupsPerCustomer: rl(c.limitCustomerLookups/60, 5),
 	}
 }
 
@@ -196,6 +205,7 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 	inflight := newInflightLimit(c.maxInflight, c.inflightWait, m.reg)
 	mux.Handle("/graphql", inflight.wrap(graph.NewHandler(svc, graph.Options{Introspection: c.playground, Logger: log, JobRunner: sched.RunNow})))
 	mux.Handle("/export/", httpapi.NewExportHandler(svc, log))
+	mux.Handle("/import/", httpapi.NewImportHandler(svc, log))
 	if c.playground {
 		mux.Handle("/playground", web.PlaygroundHandler())
 		mux.Handle("/playground/", web.PlaygroundHandler())

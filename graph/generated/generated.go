@@ -97,6 +97,7 @@ type ComplexityRoot struct {
 	}
 
 	Campaign struct {
+		CodeSource          func(childComplexity int) int
 		CreatedAt           func(childComplexity int) int
 		ID                  func(childComplexity int) int
 		Issued              func(childComplexity int) int
@@ -230,6 +231,18 @@ type ComplexityRoot struct {
 		Redeemed       func(childComplexity int) int
 	}
 
+	ImportCouponsPayload struct {
+		Campaign func(childComplexity int) int
+		Imported func(childComplexity int) int
+		Rejected func(childComplexity int) int
+	}
+
+	ImportRejection struct {
+		Code   func(childComplexity int) int
+		Line   func(childComplexity int) int
+		Reason func(childComplexity int) int
+	}
+
 	IssueCouponsPayload struct {
 		Campaign func(childComplexity int) int
 		Codes    func(childComplexity int) int
@@ -288,6 +301,7 @@ type ComplexityRoot struct {
 		CreateWebhookEndpoint func(childComplexity int, input model.CreateWebhookEndpointInput) int
 		DeleteWebhookEndpoint func(childComplexity int, input model.DeleteWebhookEndpointInput) int
 		EndCampaign           func(childComplexity int, input model.CampaignVersionInput) int
+		ImportCoupons         func(childComplexity int, input model.ImportCouponsInput) int
 		IssueCoupons          func(childComplexity int, input model.IssueCouponsInput) int
 		PauseCampaign         func(childComplexity int, input model.CampaignVersionInput) int
 		RedeemCoupon          func(childComplexity int, input model.RedeemCouponInput) int
@@ -327,7 +341,7 @@ type ComplexityRoot struct {
 		Jobs              func(childComplexity int) int
 		Liability         func(childComplexity int) int
 		Redemption        func(childComplexity int, redeemNo string) int
-		RedemptionQuote   func(childComplexity int, code string, storeID int64, orderAmount int64) int
+		RedemptionQuote   func(childComplexity int, code string, storeID int64, orderAmount int64, customerRef *string) int
 		Redemptions       func(childComplexity int, filter *model.RedemptionFilter, first *int64, after *string) int
 		RedemptionsByHour func(childComplexity int, from time.Time, to time.Time, storeID *int64) int
 		Statements        func(childComplexity int, from string, to string, storeID *int64) int
@@ -536,6 +550,7 @@ type JobRunResolver interface {
 type MutationResolver interface {
 	CreateStore(ctx context.Context, input model.CreateStoreInput) (*models.Store, error)
 	CreateCampaign(ctx context.Context, input model.CreateCampaignInput) (*models.Campaign, error)
+	ImportCoupons(ctx context.Context, input model.ImportCouponsInput) (*model.ImportCouponsPayload, error)
 	IssueCoupons(ctx context.Context, input model.IssueCouponsInput) (*model.IssueCouponsPayload, error)
 	UpdateCampaign(ctx context.Context, input model.UpdateCampaignInput) (*models.Campaign, error)
 	PauseCampaign(ctx context.Context, input model.CampaignVersionInput) (*models.Campaign, error)
@@ -571,7 +586,7 @@ type QueryResolver interface {
 	Statements(ctx context.Context, from string, to string, storeID *int64) (*services.Statement, error)
 	Liability(ctx context.Context) (*services.Liability, error)
 	RedemptionsByHour(ctx context.Context, from time.Time, to time.Time, storeID *int64) ([]*services.HourCount, error)
-	RedemptionQuote(ctx context.Context, code string, storeID int64, orderAmount int64) (*services.Quote, error)
+	RedemptionQuote(ctx context.Context, code string, storeID int64, orderAmount int64, customerRef *string) (*services.Quote, error)
 	Redemption(ctx context.Context, redeemNo string) (*models.RedemptionFlow, error)
 	Redemptions(ctx context.Context, filter *model.RedemptionFilter, first *int64, after *string) (*model.RedemptionConnection, error)
 	Stores(ctx context.Context, first *int64, after *string) (*model.StoreConnection, error)
@@ -794,6 +809,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.AuditEventEdge.Node(childComplexity), true
 
+	case "Campaign.codeSource":
+		if e.ComplexityRoot.Campaign.CodeSource == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.CodeSource(childComplexity), true
 	case "Campaign.createdAt":
 		if e.ComplexityRoot.Campaign.CreatedAt == nil {
 			break
@@ -1309,6 +1330,44 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.HourCount.Redeemed(childComplexity), true
 
+	case "ImportCouponsPayload.campaign":
+		if e.ComplexityRoot.ImportCouponsPayload.Campaign == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportCouponsPayload.Campaign(childComplexity), true
+	case "ImportCouponsPayload.imported":
+		if e.ComplexityRoot.ImportCouponsPayload.Imported == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportCouponsPayload.Imported(childComplexity), true
+	case "ImportCouponsPayload.rejected":
+		if e.ComplexityRoot.ImportCouponsPayload.Rejected == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportCouponsPayload.Rejected(childComplexity), true
+
+	case "ImportRejection.code":
+		if e.ComplexityRoot.ImportRejection.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportRejection.Code(childComplexity), true
+	case "ImportRejection.line":
+		if e.ComplexityRoot.ImportRejection.Line == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportRejection.Line(childComplexity), true
+	case "ImportRejection.reason":
+		if e.ComplexityRoot.ImportRejection.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportRejection.Reason(childComplexity), true
+
 	case "IssueCouponsPayload.campaign":
 		if e.ComplexityRoot.IssueCouponsPayload.Campaign == nil {
 			break
@@ -1577,6 +1636,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.EndCampaign(childComplexity, args["input"].(model.CampaignVersionInput)), true
+	case "Mutation.importCoupons":
+		if e.ComplexityRoot.Mutation.ImportCoupons == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_importCoupons_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ImportCoupons(childComplexity, args["input"].(model.ImportCouponsInput)), true
 	case "Mutation.issueCoupons":
 		if e.ComplexityRoot.Mutation.IssueCoupons == nil {
 			break
@@ -1886,7 +1956,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.RedemptionQuote(childComplexity, args["code"].(string), args["storeId"].(int64), args["orderAmount"].(int64)), true
+		return e.ComplexityRoot.Query.RedemptionQuote(childComplexity, args["code"].(string), args["storeId"].(int64), args["orderAmount"].(int64), args["customerRef"].(*string)), true
 	case "Query.redemptions":
 		if e.ComplexityRoot.Query.Redemptions == nil {
 			break
@@ -2636,6 +2706,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("DeleteWebhookEndpointInput", ec.unmarshalInputDeleteWebhookEndpointInput),
 			graphql.NewInputUnmarshaler("EventFilter", ec.unmarshalInputEventFilter),
 			graphql.NewInputUnmarshaler("FindingFilter", ec.unmarshalInputFindingFilter),
+			graphql.NewInputUnmarshaler("ImportCouponsInput", ec.unmarshalInputImportCouponsInput),
 			graphql.NewInputUnmarshaler("IssueCouponsInput", ec.unmarshalInputIssueCouponsInput),
 			graphql.NewInputUnmarshaler("JobRunFilter", ec.unmarshalInputJobRunFilter),
 			graphql.NewInputUnmarshaler("RedeemCouponInput", ec.unmarshalInputRedeemCouponInput),
@@ -2831,6 +2902,8 @@ type Campaign {
   refundWindowMinutes: Int!
   "Whether it issues and its coupons are taken."
   state: CampaignState!
+  "Where the campaign's codes come from: GENERATED by issueCoupons, or IMPORTED by importCoupons."
+  codeSource: CodeSource!
   "Optimistic-locking version: send it back with any change; a stale one is CONFLICT with extensions.currentVersion."
   version: Int!
   "When the campaign was created."
@@ -2885,6 +2958,8 @@ input CreateCampaignInput {
   refundWindowMinutes: Int
   "Most coupons one customer reference may be issued; omitted or 0 means no limit."
   perCustomerLimit: Int
+  "Where its codes come from; omitted means GENERATED. An IMPORTED campaign takes the merchant's own codes through importCoupons, and issueCoupons refuses it."
+  codeSource: CodeSource
   "Optional idempotency key: a repeat with the same parameters returns the first result and changes nothing; other parameters under it are IDEMPOTENCY_KEY_REUSED."
   requestId: String
 }
@@ -2934,9 +3009,64 @@ extend type Query {
   campaigns(activeAt: Time, first: Int, after: String): CampaignConnection!
 }
 
+"Where a campaign's codes come from."
+enum CodeSource {
+  "coupond draws them: 12 random symbols and a check symbol."
+  GENERATED
+  "The merchant brings them (importCoupons, or a CSV upload): 6 to 32 of A-Z and 0-9, no check symbol. They are only as hard to guess as their source made them; the failed-lookup limits apply to them as to every code."
+  IMPORTED
+}
+
+"Codes to import into an IMPORTED campaign."
+input ImportCouponsInput {
+  "The campaign (codeSource IMPORTED)."
+  campaignId: ID!
+  """
+  1 to 10000 codes, each 6 to 32 of A-Z and 0-9 once normalised (case ignored, spaces and dashes dropped).
+  One outside that is BAD_USER_INPUT naming it (codes[i]) and nothing is imported.
+  """
+  codes: [String!]!
+  "Optional, one per code: the customer each code is bound to (empty string for none)."
+  customerRefs: [String!]
+  "Optional idempotency key: a repeat with the same parameters returns the first report and imports nothing; other parameters under it are IDEMPOTENCY_KEY_REUSED."
+  requestId: String
+}
+
+"Why a line of an import was not imported."
+enum ImportRejectReason {
+  "The same code appears earlier in the same request (or the same batch of 10000 lines of a file); the first one was imported. A code repeated in a later batch of a file is ALREADY_EXISTS."
+  DUPLICATE_IN_IMPORT
+  "The merchant already has this code (in any campaign)."
+  ALREADY_EXISTS
+  "Not 6 to 32 of A-Z and 0-9, or its customer reference is not valid (CSV upload only; importCoupons refuses the whole call)."
+  INVALID
+}
+
+"One line of an import that was not imported; nothing of it was written."
+type ImportRejection {
+  "The line: 1-based position in codes, or line number of the CSV file."
+  line: Int!
+  "The code as normalised (as written when INVALID)."
+  code: String!
+  "Why."
+  reason: ImportRejectReason!
+}
+
+"The report of an import."
+type ImportCouponsPayload {
+  "The campaign, with its counters after the import."
+  campaign: Campaign!
+  "Codes imported; they count against the campaign's totalQuantity like issued ones."
+  imported: Int!
+  "Every line not imported, in line order."
+  rejected: [ImportRejection!]!
+}
+
 extend type Mutation {
   "Creates a campaign. ADMIN only."
   createCampaign(input: CreateCampaignInput!): Campaign!
+  "Imports the merchant's own codes into an IMPORTED campaign: duplicates (in the request or against existing codes) are reported per line and not written, the rest is imported in one transaction, never past totalQuantity (QUOTA_EXCEEDED, nothing imported). ADMIN only."
+  importCoupons(input: ImportCouponsInput!): ImportCouponsPayload!
   "Issues coupons of a campaign, never past its total (QUOTA_EXCEEDED). ADMIN only."
   issueCoupons(input: IssueCouponsInput!): IssueCouponsPayload!
   "Changes a campaign's name, end, total quantity or refund window, if it is still at version. ADMIN only."
@@ -3511,6 +3641,8 @@ input RedeemCouponInput {
   requestId: String!
   "The order amount in fen."
   orderAmount: Int!
+  "The customer the request is for (at most 64 characters); required from APP tokens."
+  customerRef: String
 }
 
 "Confirms a reserved redemption."
@@ -3519,6 +3651,8 @@ input ConfirmRedemptionInput {
   redeemNo: String!
   "The client's order reference, at most 128 characters."
   orderRef: String!
+  "The customer the request is for; required from APP tokens."
+  customerRef: String
 }
 
 "Cancels a reserved redemption."
@@ -3527,6 +3661,8 @@ input CancelRedemptionInput {
   redeemNo: String!
   "Why, at most 500 characters."
   reason: String
+  "The customer the request is for; required from APP tokens."
+  customerRef: String
 }
 
 "Refunds a succeeded redemption."
@@ -3597,7 +3733,7 @@ extend type Query {
   "Succeeded redemptions per hour in [from, to), at most 31 days, optionally one store; hours without any are left out. Computed in the database, however many there are."
   redemptionsByHour(from: Time!, to: Time!, storeId: ID): [HourCount!]!
   "Previews a redemption for the redeem screen: eligibility and discount, without taking the coupon."
-  redemptionQuote(code: String!, storeId: ID!, orderAmount: Int!): RedemptionQuote!
+  redemptionQuote(code: String!, storeId: ID!, orderAmount: Int!, customerRef: String): RedemptionQuote!
   "One redemption by number."
   redemption(redeemNo: String!): Redemption
   "The ledger, newest first; a clerk sees its stores."
@@ -3669,6 +3805,8 @@ enum Role {
   CLERK
   "Read everything of the merchant; resolve reconciliation findings."
   FINANCE
+  "A mini-program back end relaying many customers: redemptionQuote, reserveCoupon, confirmRedemption, cancelRedemption and redeemCoupon at any store of the merchant, each with a customerRef, and coupons(filter: {customerRef}) for one customer's wallet. Nothing else. Its rate limits count per customerRef as well as per token."
+  APP
 }
 
 "A chain of stores: the tenant every other object belongs to."
@@ -4163,6 +4301,8 @@ func (ec *executionContext) childFields_Campaign(ctx context.Context, field grap
 		return ec.fieldContext_Campaign_refundWindowMinutes(ctx, field)
 	case "state":
 		return ec.fieldContext_Campaign_state(ctx, field)
+	case "codeSource":
+		return ec.fieldContext_Campaign_codeSource(ctx, field)
 	case "version":
 		return ec.fieldContext_Campaign_version(ctx, field)
 	case "createdAt":
@@ -4397,6 +4537,30 @@ func (ec *executionContext) childFields_HourCount(ctx context.Context, field gra
 		return ec.fieldContext_HourCount_discountAmount(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type HourCount", field.Name)
+}
+
+func (ec *executionContext) childFields_ImportCouponsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "campaign":
+		return ec.fieldContext_ImportCouponsPayload_campaign(ctx, field)
+	case "imported":
+		return ec.fieldContext_ImportCouponsPayload_imported(ctx, field)
+	case "rejected":
+		return ec.fieldContext_ImportCouponsPayload_rejected(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ImportCouponsPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_ImportRejection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "line":
+		return ec.fieldContext_ImportRejection_line(ctx, field)
+	case "code":
+		return ec.fieldContext_ImportRejection_code(ctx, field)
+	case "reason":
+		return ec.fieldContext_ImportRejection_reason(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ImportRejection", field.Name)
 }
 
 func (ec *executionContext) childFields_IssueCouponsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5077,6 +5241,20 @@ func (ec *executionContext) field_Mutation_endCampaign_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_importCoupons_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ImportCouponsInput, error) {
+			return ec.unmarshalNImportCouponsInput2coupondᚋgraphᚋmodelᚐImportCouponsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_issueCoupons_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5522,6 +5700,14 @@ func (ec *executionContext) field_Query_redemptionQuote_args(ctx context.Context
 		return nil, err
 	}
 	args["orderAmount"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "customerRef",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["customerRef"] = arg3
 	return args, nil
 }
 
@@ -6744,6 +6930,29 @@ func (ec *executionContext) _Campaign_state(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_Campaign_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Campaign", field, false, false, "CampaignState")
+}
+
+func (ec *executionContext) _Campaign_codeSource(ctx context.Context, field graphql.CollectedField, obj *models.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_codeSource(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CodeSource, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.CodeSource) graphql.Marshaler {
+			return ec.marshalNCodeSource2coupondᚋmodelsᚐCodeSource(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_codeSource(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, "CodeSource")
 }
 
 func (ec *executionContext) _Campaign_version(ctx context.Context, field graphql.CollectedField, obj *models.Campaign) (ret graphql.Marshaler) {
@@ -8508,6 +8717,162 @@ func (ec *executionContext) fieldContext_HourCount_discountAmount(_ context.Cont
 	return graphql.NewScalarFieldContext("HourCount", field, false, false, "Int")
 }
 
+func (ec *executionContext) _ImportCouponsPayload_campaign(ctx context.Context, field graphql.CollectedField, obj *model.ImportCouponsPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportCouponsPayload_campaign(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Campaign, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Campaign) graphql.Marshaler {
+			return ec.marshalNCampaign2ᚖcoupondᚋmodelsᚐCampaign(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImportCouponsPayload_campaign(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ImportCouponsPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Campaign(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ImportCouponsPayload_imported(ctx context.Context, field graphql.CollectedField, obj *model.ImportCouponsPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportCouponsPayload_imported(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Imported, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImportCouponsPayload_imported(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImportCouponsPayload", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ImportCouponsPayload_rejected(ctx context.Context, field graphql.CollectedField, obj *model.ImportCouponsPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportCouponsPayload_rejected(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rejected, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*services.ImportRejection) graphql.Marshaler {
+			return ec.marshalNImportRejection2ᚕᚖcoupondᚋservicesᚐImportRejectionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImportCouponsPayload_rejected(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ImportCouponsPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ImportRejection(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ImportRejection_line(ctx context.Context, field graphql.CollectedField, obj *services.ImportRejection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportRejection_line(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Line, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImportRejection_line(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImportRejection", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ImportRejection_code(ctx context.Context, field graphql.CollectedField, obj *services.ImportRejection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportRejection_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImportRejection_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImportRejection", field, false, false, "String")
+}
+
+func (ec *executionContext) _ImportRejection_reason(ctx context.Context, field graphql.CollectedField, obj *services.ImportRejection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportRejection_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v services.ImportRejectReason) graphql.Marshaler {
+			return ec.marshalNImportRejectReason2coupondᚋservicesᚐImportRejectReason(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImportRejection_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImportRejection", field, false, false, "ImportRejectReason")
+}
+
 func (ec *executionContext) _IssueCouponsPayload_campaign(ctx context.Context, field graphql.CollectedField, obj *model.IssueCouponsPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9256,6 +9621,50 @@ func (ec *executionContext) fieldContext_Mutation_createCampaign(ctx context.Con
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_createCampaign_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_importCoupons(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_importCoupons(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ImportCoupons(ctx, fc.Args["input"].(model.ImportCouponsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ImportCouponsPayload) graphql.Marshaler {
+			return ec.marshalNImportCouponsPayload2ᚖcoupondᚋgraphᚋmodelᚐImportCouponsPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_importCoupons(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ImportCouponsPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_importCoupons_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -10794,7 +11203,7 @@ func (ec *executionContext) _Query_redemptionQuote(ctx context.Context, field gr
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().RedemptionQuote(ctx, fc.Args["code"].(string), fc.Args["storeId"].(int64), fc.Args["orderAmount"].(int64))
+			return ec.Resolvers.Query().RedemptionQuote(ctx, fc.Args["code"].(string), fc.Args["storeId"].(int64), fc.Args["orderAmount"].(int64), fc.Args["customerRef"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *services.Quote) graphql.Marshaler {
@@ -15063,7 +15472,7 @@ func (ec *executionContext) unmarshalInputCancelRedemptionInput(ctx context.Cont
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"redeemNo", "reason"}
+	fieldsInOrder := [...]string{"redeemNo", "reason", "customerRef"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -15084,6 +15493,13 @@ func (ec *executionContext) unmarshalInputCancelRedemptionInput(ctx context.Cont
 				return it, err
 			}
 			it.Reason = data
+		case "customerRef":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerRef"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerRef = data
 		}
 	}
 	return it, nil
@@ -15154,7 +15570,7 @@ func (ec *executionContext) unmarshalInputConfirmRedemptionInput(ctx context.Con
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"redeemNo", "orderRef"}
+	fieldsInOrder := [...]string{"redeemNo", "orderRef", "customerRef"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -15175,6 +15591,13 @@ func (ec *executionContext) unmarshalInputConfirmRedemptionInput(ctx context.Con
 				return it, err
 			}
 			it.OrderRef = data
+		case "customerRef":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerRef"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerRef = data
 		}
 	}
 	return it, nil
@@ -15266,7 +15689,7 @@ func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "type", "value", "maxDiscount", "minSpend", "validFrom", "validTo", "storeIds", "totalQuantity", "refundWindowMinutes", "perCustomerLimit", "requestId"}
+	fieldsInOrder := [...]string{"name", "type", "value", "maxDiscount", "minSpend", "validFrom", "validTo", "storeIds", "totalQuantity", "refundWindowMinutes", "perCustomerLimit", "codeSource", "requestId"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -15350,6 +15773,13 @@ func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Contex
 				return it, err
 			}
 			it.PerCustomerLimit = data
+		case "codeSource":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("codeSource"))
+			data, err := ec.unmarshalOCodeSource2ᚖcoupondᚋmodelsᚐCodeSource(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CodeSource = data
 		case "requestId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("requestId"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -15724,6 +16154,69 @@ func UnmarshalFindingFilter(ctx context.Context, raw any) (model.FindingFilter, 
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputImportCouponsInput(ctx context.Context, obj any) (model.ImportCouponsInput, error) {
+	var it model.ImportCouponsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"campaignId", "codes", "customerRefs", "requestId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "campaignId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignId"))
+			data, err := ec.unmarshalNID2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignID = data
+		case "codes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("codes"))
+			data, err := ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Codes = data
+		case "customerRefs":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerRefs"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerRefs = data
+		case "requestId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("requestId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RequestID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalImportCouponsInput unmarshals raw into the ImportCouponsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalImportCouponsInput(ctx context.Context, raw any) (model.ImportCouponsInput, error) {
+	var out model.ImportCouponsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ImportCouponsInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputIssueCouponsInput(ctx context.Context, obj any) (model.IssueCouponsInput, error) {
 	var it model.IssueCouponsInput
 	if obj == nil {
@@ -15847,7 +16340,7 @@ func (ec *executionContext) unmarshalInputRedeemCouponInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"code", "storeId", "requestId", "orderAmount"}
+	fieldsInOrder := [...]string{"code", "storeId", "requestId", "orderAmount", "customerRef"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -15882,6 +16375,13 @@ func (ec *executionContext) unmarshalInputRedeemCouponInput(ctx context.Context,
 				return it, err
 			}
 			it.OrderAmount = data
+		case "customerRef":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerRef"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerRef = data
 		}
 	}
 	return it, nil
@@ -16899,6 +17399,11 @@ func (ec *executionContext) _Campaign(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "codeSource":
+			out.Values[i] = ec._Campaign_codeSource(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "version":
 			out.Values[i] = ec._Campaign_version(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -17714,6 +18219,92 @@ func (ec *executionContext) _HourCount(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var importCouponsPayloadImplementors = []string{"ImportCouponsPayload"}
+
+func (ec *executionContext) _ImportCouponsPayload(ctx context.Context, sel ast.SelectionSet, obj *model.ImportCouponsPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, importCouponsPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ImportCouponsPayload")
+		case "campaign":
+			out.Values[i] = ec._ImportCouponsPayload_campaign(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "imported":
+			out.Values[i] = ec._ImportCouponsPayload_imported(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rejected":
+			out.Values[i] = ec._ImportCouponsPayload_rejected(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var importRejectionImplementors = []string{"ImportRejection"}
+
+func (ec *executionContext) _ImportRejection(ctx context.Context, sel ast.SelectionSet, obj *services.ImportRejection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, importRejectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ImportRejection")
+		case "line":
+			out.Values[i] = ec._ImportRejection_line(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._ImportRejection_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._ImportRejection_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var issueCouponsPayloadImplementors = []string{"IssueCouponsPayload"}
 
 func (ec *executionContext) _IssueCouponsPayload(ctx context.Context, sel ast.SelectionSet, obj *model.IssueCouponsPayload) graphql.Marshaler {
@@ -18075,6 +18666,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "createCampaign":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createCampaign(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "importCoupons":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_importCoupons(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -20085,6 +20683,21 @@ func (ec *executionContext) unmarshalNCloseStatementDayInput2coupondᚋgraphᚋm
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNCodeSource2coupondᚋmodelsᚐCodeSource(ctx context.Context, v any) (models.CodeSource, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := models.CodeSource(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCodeSource2coupondᚋmodelsᚐCodeSource(ctx context.Context, sel ast.SelectionSet, v models.CodeSource) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "CodeSource!")
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNConfirmRedemptionInput2coupondᚋgraphᚋmodelᚐConfirmRedemptionInput(ctx context.Context, v any) (model.ConfirmRedemptionInput, error) {
 	res, err := ec.unmarshalInputConfirmRedemptionInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -20439,6 +21052,58 @@ func (ec *executionContext) marshalNID2ᚕint64ᚄ(ctx context.Context, sel ast.
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalNImportCouponsInput2coupondᚋgraphᚋmodelᚐImportCouponsInput(ctx context.Context, v any) (model.ImportCouponsInput, error) {
+	res, err := ec.unmarshalInputImportCouponsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNImportCouponsPayload2ᚖcoupondᚋgraphᚋmodelᚐImportCouponsPayload(ctx context.Context, sel ast.SelectionSet, v *model.ImportCouponsPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ImportCouponsPayload!")
+		return graphql.Null
+	}
+	return ec._ImportCouponsPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNImportRejectReason2coupondᚋservicesᚐImportRejectReason(ctx context.Context, v any) (services.ImportRejectReason, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := services.ImportRejectReason(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNImportRejectReason2coupondᚋservicesᚐImportRejectReason(ctx context.Context, sel ast.SelectionSet, v services.ImportRejectReason) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ImportRejectReason!")
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNImportRejection2ᚕᚖcoupondᚋservicesᚐImportRejectionᚄ(ctx context.Context, sel ast.SelectionSet, v []*services.ImportRejection) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNImportRejection2ᚖcoupondᚋservicesᚐImportRejection(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNImportRejection2ᚖcoupondᚋservicesᚐImportRejection(ctx context.Context, sel ast.SelectionSet, v *services.ImportRejection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ImportRejection!")
+		return graphql.Null
+	}
+	return ec._ImportRejection(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNInt2int64(ctx context.Context, v any) (int64, error) {
@@ -21234,6 +21899,25 @@ func (ec *executionContext) marshalOCampaign2ᚖcoupondᚋmodelsᚐCampaign(ctx 
 		return graphql.Null
 	}
 	return ec._Campaign(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOCodeSource2ᚖcoupondᚋmodelsᚐCodeSource(ctx context.Context, v any) (*models.CodeSource, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := models.CodeSource(tmp)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOCodeSource2ᚖcoupondᚋmodelsᚐCodeSource(ctx context.Context, sel ast.SelectionSet, v *models.CodeSource) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(string(*v))
+	return res
 }
 
 func (ec *executionContext) marshalOCoupon2ᚖcoupondᚋmodelsᚐCoupon(ctx context.Context, sel ast.SelectionSet, v *models.Coupon) graphql.Marshaler {

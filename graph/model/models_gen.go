@@ -86,6 +86,8 @@ type CancelRedemptionInput struct {
 	RedeemNo string `json:"redeemNo"`
 	// Why, at most 500 characters.
 	Reason *string `json:"reason,omitempty"`
+	// The customer the request is for; required from APP tokens.
+	CustomerRef *string `json:"customerRef,omitempty"`
 }
 
 // Closes a day of the statement.
@@ -100,6 +102,8 @@ type ConfirmRedemptionInput struct {
 	RedeemNo string `json:"redeemNo"`
 	// The client's order reference, at most 128 characters.
 	OrderRef string `json:"orderRef"`
+	// The customer the request is for; required from APP tokens.
+	CustomerRef *string `json:"customerRef,omitempty"`
 }
 
 // A page of coupons.
@@ -154,6 +158,8 @@ type CreateCampaignInput struct {
 	RefundWindowMinutes *int64 `json:"refundWindowMinutes,omitempty"`
 	// Most coupons one customer reference may be issued; omitted or 0 means no limit.
 	PerCustomerLimit *int64 `json:"perCustomerLimit,omitempty"`
+	// Where its codes come from; omitted means GENERATED. An IMPORTED campaign takes the merchant's own codes through importCoupons, and issueCoupons refuses it.
+	CodeSource *models.CodeSource `json:"codeSource,omitempty"`
 	// Optional idempotency key: a repeat with the same parameters returns the first result and changes nothing; other parameters under it are IDEMPOTENCY_KEY_REUSED.
 	RequestID *string `json:"requestId,omitempty"`
 }
@@ -264,6 +270,29 @@ type FindingFilter struct {
 	To *time.Time `json:"to,omitempty"`
 }
 
+// Codes to import into an IMPORTED campaign.
+type ImportCouponsInput struct {
+	// The campaign (codeSource IMPORTED).
+	CampaignID int64 `json:"campaignId"`
+	// 1 to 10000 codes, each 6 to 32 of A-Z and 0-9 once normalised (case ignored, spaces and dashes dropped).
+	// One outside that is BAD_USER_INPUT naming it (codes[i]) and nothing is imported.
+	Codes []string `json:"codes"`
+	// Optional, one per code: the customer each code is bound to (empty string for none).
+	CustomerRefs []string `json:"customerRefs,omitempty"`
+	// Optional idempotency key: a repeat with the same parameters returns the first report and imports nothing; other parameters under it are IDEMPOTENCY_KEY_REUSED.
+	RequestID *string `json:"requestId,omitempty"`
+}
+
+// The report of an import.
+type ImportCouponsPayload struct {
+	// The campaign, with its counters after the import.
+	Campaign *models.Campaign `json:"campaign"`
+	// Codes imported; they count against the campaign's totalQuantity like issued ones.
+	Imported int64 `json:"imported"`
+	// Every line not imported, in line order.
+	Rejected []*services.ImportRejection `json:"rejected"`
+}
+
 // Coupons to issue.
 type IssueCouponsInput struct {
 	// The campaign to issue from.
@@ -344,6 +373,8 @@ type RedeemCouponInput struct {
 	RequestID string `json:"requestId"`
 	// The order amount in fen.
 	OrderAmount int64 `json:"orderAmount"`
+	// The customer the request is for (at most 64 characters); required from APP tokens.
+	CustomerRef *string `json:"customerRef,omitempty"`
 }
 
 // Sends an event to an endpoint again.

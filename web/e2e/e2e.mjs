@@ -583,6 +583,65 @@ async function main() {
     if (after.errors?.[0]?.extensions?.code !== 'UNAUTHENTICATED') throw new Error(`revoked token still works: ${JSON.stringify(after)}`);
   });
 
+  await step('ADMIN: a mini-program (APP) token: quotes and wallets with a customer, nothing else', async () => {
+    await page.getByTestId('new-token').click();
+    const form = page.getByTestId('create-token');
+    await form.locator('input[name=name]').fill(`e2e mini-program ${Date.now() % 100000}`);
+    await form.locator('select[name=role]').selectOption('APP');
+    await form.getByTestId('app-role-hint').waitFor();
+    await shot(page, '15f-token-app');
+    await form.getByTestId('create-token-submit').click();
+    const panel = page.getByTestId('token-secret');
+    await panel.waitFor();
+    const app = await panel.getByTestId('token-secret-value').inputValue();
+    await panel.getByTestId('secret-done').click();
+    const viewer = await gql(s.base, app, '{ viewer { role } }');
+    if (viewer.data?.viewer.role !== 'APP') throw new Error(`APP token: ${JSON.stringify(viewer)}`);
+    const wallet = await gql(s.base, app, '{ coupons(filter: {customerRef: "e2e-customer"}) { edges { node { code } } } }');
+    if (wallet.errors || !Array.isArray(wallet.data?.coupons.edges)) throw new Error(`APP wallet: ${JSON.stringify(wallet)}`);
+    for (const q of ['{ coupons { edges { node { code } } } }', '{ campaigns { edges { node { id } } } }', '{ tokens { edges { node { id } } } }']) {
+      const r = await gql(s.base, app, q);
+      if (r.errors?.[0]?.extensions?.code !== 'FORBIDDEN') throw new Error(`APP ${q}: ${JSON.stringify(r)}`);
+    }
+  });
+
+  await step('ADMIN: import codes from a CSV file, with progress and the per-line report', async () => {
+    const name = `E2E imported ${Date.now() % 100000}`;
+    await page.locator('.nav-link[data-nav="/campaigns"]').click();
+    await page.getByTestId('new-campaign').click();
+    const form = page.getByTestId('create-campaign');
+    await form.locator('input[name=name]').fill(name);
+    await form.locator('input[name=value]').fill('5');
+    await form.locator('input[name=totalQuantity]').fill('100');
+    await form.locator('select[name=codeSource]').selectOption('IMPORTED');
+    await form.locator('button[type=submit]').click();
+    const row = page.getByTestId('campaigns-table').locator('tr', { hasText: name });
+    await row.waitFor();
+    await row.locator('a[data-testid^=import-]').click();
+    const tag = String(Date.now() % 100000);
+    const lines = ['code,customer'];
+    for (let i = 1; i <= 30; i++) lines.push(`e2e-${tag}-${String(i).padStart(3, '0')}${i === 2 ? ',member-7' : ''}`);
+    lines.push(`E2E ${tag} 001`, `e2e-${tag}-005`, 'not a code!');
+    await page.getByTestId('import-file').setInputFiles({ name: 'codes.csv', mimeType: 'text/csv', buffer: Buffer.from(lines.join('\n') + '\n') });
+    await page.getByTestId('import-start').click();
+    await page.getByTestId('import-done').waitFor();
+    expectText(await page.getByTestId('import-done').innerText(), /30 codes imported, 3 lines not imported/, 'import result');
+    const report = await page.getByTestId('import-report').innerText();
+    expectText(report, /32[\s\S]*Repeated in this file[\s\S]*33[\s\S]*Repeated in this file[\s\S]*34[\s\S]*Not a valid code/, 'import report');
+    await shot(page, '15g-import');
+    const c = await gql(s.base, s.admin, 'query($c: String!) { coupon(code: $c) { status customerRef campaign { codeSource } } }', { c: `e2e ${tag} 002` });
+    if (c.data?.coupon.status !== 'UNUSED' || c.data.coupon.customerRef !== 'member-7' || c.data.coupon.campaign.codeSource !== 'IMPORTED') {
+      throw new Error(`imported coupon: ${JSON.stringify(c)}`);
+    }
+    // An imported code, which has no check symbol, is redeemed on the Redeem page as typed.
+    await page.locator('.nav-link[data-nav="/redeem"]').click();
+    await page.locator('input[name=code]').fill(`e2e-${tag}-010`);
+    await page.locator('input[name=amount]').fill('20.00');
+    await page.locator('input[name=amount]').focus();
+    await page.getByTestId('coupon-preview').waitFor();
+    await page.getByTestId('redeem-submit').click();
+    await page.locator('[data-testid=outcome][data-status=SUCCEEDED]').waitFor();
+    await shot(page, '15h-imported-redeemed');
   await step('ADMIN: webhooks: an endpoint with its secret shown once, a signed event at a real receiver, sent again, rotated, disabled', async () => {
     const rcv = await startReceiver();
     try {

@@ -9,6 +9,7 @@ import { homeFor, Layout } from './components/Layout';
 import { Loading } from './components/States';
 import { CampaignsPage } from './pages/Campaigns';
 import { CreateCampaignPage } from './pages/CreateCampaign';
+import { ImportCodesPage } from './pages/ImportCodes';
 import { CouponPage } from './pages/Coupon';
 import { CouponsPage } from './pages/Coupons';
 import { AuditPage } from './pages/Audit';
@@ -62,6 +63,7 @@ function Console() {
           <Route path="redemptions" element={<Allow roles={all}><RedemptionsPage /></Allow>} />
           <Route path="campaigns" element={<Allow roles={office}><CampaignsPage /></Allow>} />
           <Route path="campaigns/new" element={<Allow roles={['ADMIN']}><CreateCampaignPage /></Allow>} />
+          <Route path="campaigns/:id/import" element={<Allow roles={['ADMIN']}><ImportCodesPage /></Allow>} />
           <Route path="reconciliation/*" element={<Allow roles={office}><ReconciliationPage /></Allow>} />
           <Route path="jobs" element={<Allow roles={office}><JobsPage /></Allow>} />
           <Route path="audit" element={<Allow roles={office}><AuditPage /></Allow>} />

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatCouponCode, normalizeCouponCode, searchKey, withCheckSymbol } from './code';
+import { formatCouponCode, lookupCode, normalizeCouponCode, searchKey, withCheckSymbol } from './code';
 
 // Codes issued by a real coupond server (services.NewCouponCode).
 const SERVER_CODES = ['228QJY6NEMKV2', 'Y2AC8MGKZGP6J'];
@@ -50,5 +50,19 @@ describe('formatCouponCode', () => {
   it('groups 13 symbols 4-4-4-1 and leaves anything else alone', () => {
     expect(formatCouponCode('228QJY6NEMKV2')).toBe('228Q-JY6N-EMKV-2');
     expect(formatCouponCode('ABC')).toBe('ABC');
+  });
+});
+
+describe('lookupCode', () => {
+  it('looks generated codes up as generated, and imported shapes as typed', () => {
+    expect(lookupCode(formatCouponCode(SERVER_CODES[0]).toLowerCase())).toEqual({ ok: true, code: SERVER_CODES[0], generated: true });
+    expect(lookupCode('vip-2026 olé')).toEqual({ ok: false, problem: 'badSymbol' });
+    expect(lookupCode('vip-2026-0001')).toEqual({ ok: true, code: 'VIP20260001', generated: false });
+    expect(lookupCode('HELLO-WORLD-0I')).toEqual({ ok: true, code: 'HELLOWORLD0I', generated: false });
+    // A generated code with a typo has the imported shape: the server says whether it is one.
+    const typo = SERVER_CODES[0].slice(0, 12) + (SERVER_CODES[0][12] === 'A' ? 'B' : 'A');
+    expect(lookupCode(typo)).toEqual({ ok: true, code: typo, generated: false });
+    expect(lookupCode('ABC12')).toEqual({ ok: false, problem: 'length' });
+    expect(lookupCode('A'.repeat(33))).toEqual({ ok: false, problem: 'length' });
   });
 });

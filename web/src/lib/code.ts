@@ -63,3 +63,22 @@ export function formatCouponCode(code: string): string {
 export function withCheckSymbol(twelve: string): string {
   return twelve + luhnCheck(twelve);
 }
+
+/** IMPORTED_CODE is the shape of a merchant's imported code once normalised (services.NormalizeImportedCode). */
+const IMPORTED_CODE = /^[A-Z0-9]{6,32}$/;
+
+export type LookupCode = { ok: true; code: string; generated: boolean } | { ok: false; problem: CodeProblem };
+
+/**
+ * lookupCode mirrors services.lookupCode: a well-formed generated code is looked
+ * up as such; anything else of the imported shape (6 to 32 of A-Z 0-9, no check
+ * symbol) is looked up as typed, and only the server can tell whether the
+ * merchant imported it; the rest is refused here with the generated code's problem.
+ */
+export function lookupCode(raw: string): LookupCode {
+  const g = normalizeCouponCode(raw);
+  if (g.ok) return { ok: true, code: g.code, generated: true };
+  const key = searchKey(raw);
+  if (raw.length <= 2 * MAX_RAW && IMPORTED_CODE.test(key)) return { ok: true, code: key, generated: false };
+  return g;
+}

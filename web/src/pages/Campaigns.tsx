@@ -42,6 +42,7 @@ export const CampaignsDocument = graphql(`
           refundWindowMinutes
           state
           version
+          codeSource
           createdAt
           stores {
             id
@@ -373,7 +374,10 @@ export function CampaignsPage() {
         cell: (c) => (
           <div>
             <div className="strong">{c.getValue()}</div>
-            <div className="cell-note">{t(`type.${c.row.original.type}`)}</div>
+            <div className="cell-note">
+              {t(`type.${c.row.original.type}`)}
+              {c.row.original.codeSource === 'IMPORTED' && ` · ${t('campaigns.imported')}`}
+            </div>
           </div>
         ),
       }),
@@ -432,10 +436,15 @@ export function CampaignsPage() {
         header: t('common.actions'),
         cell: (c) => (
           <div className="row-actions">
-            {role === 'ADMIN' && c.row.original.state === 'ACTIVE' && (
+            {role === 'ADMIN' && c.row.original.state === 'ACTIVE' && c.row.original.codeSource === 'GENERATED' && (
               <button type="button" className="btn btn-small" data-testid={`issue-${c.row.original.id}`} onClick={() => setIssuing(c.row.original)}>
                 {t('campaigns.issue')}
               </button>
+            )}
+            {role === 'ADMIN' && c.row.original.state === 'ACTIVE' && c.row.original.codeSource === 'IMPORTED' && (
+              <Link className="btn btn-small" data-testid={`import-${c.row.original.id}`} to={`/campaigns/${c.row.original.id}/import`}>
+                ↑ {t('campaigns.import')}
+              </Link>
             )}
             {role === 'ADMIN' && c.row.original.state !== 'ENDED' && (
               <>

@@ -12,7 +12,7 @@ import { Alert } from '../components/States';
 import { SelectFilter } from '../components/Filters';
 import { graphql } from '../gql';
 import type { CouponsQuery, CouponStatus } from '../gql/graphql';
-import { formatCouponCode, normalizeCouponCode, searchKey } from '../lib/code';
+import { formatCouponCode, lookupCode, searchKey } from '../lib/code';
 
 const CouponsDocument = graphql(`
   query Coupons($filter: CouponFilter, $first: Int, $after: String) {
@@ -68,7 +68,7 @@ function CodeSearch() {
   const [problem, setProblem] = useState<string | null>(null);
   function submit(e: React.FormEvent) {
     e.preventDefault();
-    const n = normalizeCouponCode(raw);
+    const n = lookupCode(raw);
     if (!n.ok) {
       setProblem(tk(`code.${n.problem}`));
       return;

@@ -6,7 +6,7 @@ import { useFormat, useViewer } from '../app/viewer';
 import { Card, Field, PageHeader } from '../components/Page';
 import { Alert, useErrorText } from '../components/States';
 import { graphql } from '../gql';
-import type { CampaignType, CreateCampaignInput } from '../gql/graphql';
+import type { CampaignType, CodeSource, CreateCampaignInput } from '../gql/graphql';
 import { localInputToUtc, utcToLocalInput } from '../lib/dates';
 import type { MessageKey } from '../lib/i18n';
 import { parseYuanToFen } from '../lib/money';
@@ -33,6 +33,7 @@ interface Form {
   totalQuantity: string;
   refundWindowMinutes: string;
   perCustomerLimit: string;
+  codeSource: CodeSource;
 }
 
 type Errors = Partial<Record<keyof Form, MessageKey>>;
@@ -78,6 +79,8 @@ function validate(f: Form, tz: string): { input?: CreateCampaignInput; errors: E
       totalQuantity: Number(f.totalQuantity),
       refundWindowMinutes: Number(f.refundWindowMinutes),
       perCustomerLimit: Number(f.perCustomerLimit),
+      // Only when not the default, so a form without it sends what it always did.
+      codeSource: f.codeSource === 'IMPORTED' ? 'IMPORTED' : undefined,
     },
   };
 }
@@ -101,6 +104,7 @@ export function CreateCampaignPage() {
     totalQuantity: '1000',
     refundWindowMinutes: '1440',
     perCustomerLimit: '0',
+    codeSource: 'GENERATED',
   }));
   const [errors, setErrors] = useState<Errors>({});
   const [serverError, setServerError] = useState<string | null>(null);
@@ -163,6 +167,12 @@ export function CreateCampaignPage() {
           </Field>
           <Field label={t('create.refundWindow')} error={err('refundWindowMinutes')}>
             <input name="refundWindowMinutes" inputMode="numeric" value={form.refundWindowMinutes} onChange={(e) => set('refundWindowMinutes', e.target.value)} />
+          </Field>
+          <Field label={t('create.codeSource')} hint={form.codeSource === 'IMPORTED' ? t('create.codeSourceHint') : undefined}>
+            <select name="codeSource" value={form.codeSource} onChange={(e) => set('codeSource', e.target.value as CodeSource)}>
+              <option value="GENERATED">{t('codeSource.GENERATED')}</option>
+              <option value="IMPORTED">{t('codeSource.IMPORTED')}</option>
+            </select>
           </Field>
           <Field label={t('create.perCustomer')} error={err('perCustomerLimit')}>
             <input name="perCustomerLimit" inputMode="numeric" value={form.perCustomerLimit} onChange={(e) => set('perCustomerLimit', e.target.value)} />

@@ -10,7 +10,7 @@ import { Alert, useErrorText } from '../components/States';
 import { useWorth } from '../components/Worth';
 import { graphql } from '../gql';
 import type { RedeemCouponMutation } from '../gql/graphql';
-import { formatCouponCode, normalizeCouponCode } from '../lib/code';
+import { formatCouponCode, lookupCode } from '../lib/code';
 import { firstErrorCode, isNetworkError, isOverloaded } from '../lib/errors';
 import { parseYuanToFen } from '../lib/money';
 import { attemptKey, beginAttempt, settleAttempt, type Attempt } from '../lib/requestId';
@@ -94,10 +94,13 @@ export function RedeemPage() {
   const codeInput = useRef<HTMLInputElement>(null);
   const [{ fetching }, redeem] = useMutation(RedeemCouponDocument);
 
-  const norm = normalizeCouponCode(codeRaw);
+  const norm = lookupCode(codeRaw);
   const code = norm.ok ? norm.code : '';
   const fen = parseYuanToFen(amountRaw);
-  const [preview] = useQuery({ query: CouponPreviewDocument, variables: { code }, pause: !code });
+  // A generated code is complete once its check symbol matches; a code the
+  // merchant imported has no check, so it is looked up once the field is left.
+  const [codeDone, setCodeDone] = useState('');
+  const [preview] = useQuery({ query: CouponPreviewDocument, variables: { code }, pause: !code || (norm.ok && !norm.generated && codeDone !== code) });
   const coupon = code && preview.data?.coupon.code === code ? preview.data.coupon : null;
   // The server judges eligibility and the price by the same rules as the
   // redemption itself; the console only shows its answer.
@@ -191,6 +194,7 @@ export function RedeemPage() {
                 value={codeRaw}
                 placeholder={t('redeem.codePlaceholder')}
                 onChange={(e) => setCodeRaw(e.target.value)}
+                onBlur={() => setCodeDone(code)}
                 readOnly={locked}
                 autoFocus
                 autoComplete="off"

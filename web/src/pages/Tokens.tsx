@@ -70,7 +70,7 @@ const RevokeTokenDocument = graphql(`
 type Row = TokensQuery['tokens']['edges'][number]['node'];
 const col = createColumnHelper<Row>();
 const PAGE = 25;
-const ROLES: Role[] = ['CLERK', 'FINANCE', 'ADMIN'];
+const ROLES: Role[] = ['CLERK', 'FINANCE', 'ADMIN', 'APP'];
 
 /** copyText copies to the clipboard; without the Clipboard API (plain HTTP on a LAN) it copies the selected input. */
 async function copyText(text: string, input: HTMLInputElement | null): Promise<boolean> {
@@ -189,6 +189,11 @@ function CreateTokenForm({ onCreated }: { onCreated: (name: string, secret: stri
           ))}
         </select>
       </Field>
+      {role === 'APP' && (
+        <div className="field field-wide field-hint" data-testid="app-role-hint">
+          {t('tokens.appHint')}
+        </div>
+      )}
       <Field label={t('tokens.expiresAt')}>
         <input name="expiresAt" type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} />
       </Field>
