@@ -195,7 +195,7 @@ func (p *Patroni) WaitStandby(ctx context.Context, timeout time.Duration) error 
 		want = "sync"
 	}
 	for {
-		if prim, err := p.WaitPrimary(ctx, timeout); err == nil {
+		if prim, err := p.Primary(); err == nil {
 			var n int
 			if conn, err := pgx.Connect(ctx, prim.url("postgres")); err == nil {
 				_ = conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming' AND sync_state = $1`,

@@ -13,6 +13,9 @@
 -- Redemption and refund numbers, and an order's redemption number, become
 -- unique per merchant: every lookup of them names the merchant.
 
+-- One statement block: sent to the server at once, not one round trip per
+-- ALTER (every test schema runs this migration).
+-- +goose StatementBegin
 -- 1. Foreign keys onto the single-column keys that are about to change.
 ALTER TABLE campaign_stores DROP CONSTRAINT campaign_stores_campaign_id_fkey;
 ALTER TABLE campaign_stores DROP CONSTRAINT campaign_stores_store_id_fkey;
@@ -108,8 +111,10 @@ ALTER TABLE refund_flows ADD CONSTRAINT refund_flows_redemption_fkey
     FOREIGN KEY (merchant_id, redemption_id) REFERENCES redemption_flows (merchant_id, id);
 ALTER TABLE finding_events ADD CONSTRAINT finding_events_finding_fkey
     FOREIGN KEY (merchant_id, finding_id) REFERENCES findings (merchant_id, id);
+-- +goose StatementEnd
 
 -- +goose Down
+-- +goose StatementBegin
 ALTER TABLE finding_events DROP CONSTRAINT finding_events_finding_fkey;
 ALTER TABLE refund_flows DROP CONSTRAINT refund_flows_redemption_fkey;
 ALTER TABLE refund_flows DROP CONSTRAINT refund_flows_store_fkey;
@@ -202,3 +207,4 @@ ALTER TABLE api_token_stores ADD CONSTRAINT api_token_stores_store_id_fkey FOREI
 ALTER TABLE campaign_customers ADD CONSTRAINT campaign_customers_campaign_id_fkey FOREIGN KEY (campaign_id) REFERENCES campaigns (id);
 ALTER TABLE campaign_stores ADD CONSTRAINT campaign_stores_store_id_fkey FOREIGN KEY (store_id) REFERENCES stores (id);
 ALTER TABLE campaign_stores ADD CONSTRAINT campaign_stores_campaign_id_fkey FOREIGN KEY (campaign_id) REFERENCES campaigns (id);
+-- +goose StatementEnd
