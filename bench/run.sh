@@ -9,6 +9,10 @@
 #   CI=1 bench/run.sh faults    the fault suite's short subset (about 70 s)
 #   bench/run.sh faults         the whole fault suite
 #   ONLY=redis bench/run.sh faults  the Redis faults alone (3 replicas)
+#   ONLY=patroni bench/run.sh faults  the failover faults alone: a Patroni
+#                               cluster (2 PostgreSQL nodes, 1 etcd) the
+#                               suite makes (apt-get install patroni
+#                               etcd-server); about 90 s, not in CI's subset
 #   CI=1 ONLY=redis bench/run.sh faults  their one short row (about 15 s), a
 #                               CI job of its own: the CI subset above leaves
 #                               the Redis faults out to stay within its 70 s

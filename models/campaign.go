@@ -122,7 +122,7 @@ func ReserveCustomerQuota(tx *gorm.DB, merchantID, campaignID int64, customerRef
 		return false, nil
 	}
 	res := tx.Exec(`INSERT INTO campaign_customers (merchant_id, campaign_id, customer_ref, issued) VALUES (?, ?, ?, ?)
-ON CONFLICT (campaign_id, customer_ref) DO UPDATE SET issued = campaign_customers.issued + excluded.issued
+ON CONFLICT (merchant_id, campaign_id, customer_ref) DO UPDATE SET issued = campaign_customers.issued + excluded.issued
 WHERE campaign_customers.issued + excluded.issued <= ?`, merchantID, campaignID, customerRef, n, limit)
 	return res.RowsAffected == 1, res.Error
 }

@@ -50,7 +50,7 @@ func EnsureOrder(db *gorm.DB, o *Order) (*Order, error) {
 		return nil, err
 	}
 	var got Order
-	if err := db.Where("redeem_no = ?", o.RedeemNo).Take(&got).Error; err != nil {
+	if err := db.Where("merchant_id = ? AND redeem_no = ?", o.MerchantID, o.RedeemNo).Take(&got).Error; err != nil {
 		return nil, err
 	}
 	return &got, nil
@@ -74,7 +74,7 @@ func OrderOf(db *gorm.DB, merchantID int64, redeemNo string) (*Order, error) {
 func CancelOrder(db *gorm.DB, merchantID int64, redeemNo string, now time.Time) error {
 	o := Order{MerchantID: merchantID, RedeemNo: redeemNo, Status: OrderCancelled, CreatedAt: now, CancelledAt: &now}
 	return db.Clauses(clause.OnConflict{
-		Columns:   []clause.Column{{Name: "redeem_no"}},
+		Columns:   []clause.Column{{Name: "merchant_id"}, {Name: "redeem_no"}},
 		DoUpdates: clause.Assignments(map[string]any{"status": OrderCancelled, "cancelled_at": now}),
 		Where:     clause.Where{Exprs: []clause.Expression{clause.Eq{Column: clause.Column{Table: "orders", Name: "status"}, Value: OrderCreated}}},
 	}).Create(&o).Error

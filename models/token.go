@@ -46,8 +46,9 @@ type APIToken struct {
 
 // APITokenStore binds a clerk token to a store.
 type APITokenStore struct {
-	TokenID int64 `gorm:"primaryKey;autoIncrement:false"`
-	StoreID int64 `gorm:"primaryKey;autoIncrement:false"`
+	MerchantID int64 `gorm:"primaryKey;autoIncrement:false"`
+	TokenID    int64 `gorm:"primaryKey;autoIncrement:false"`
+	StoreID    int64 `gorm:"primaryKey;autoIncrement:false"`
 }
 
 // InsertToken inserts a token bound to the given stores, and sets its ID. A
@@ -57,7 +58,7 @@ func InsertToken(tx *gorm.DB, tok *APIToken, storeIDs []int64) error {
 		return err
 	}
 	for _, id := range storeIDs {
-		if err := tx.Create(&APITokenStore{TokenID: tok.ID, StoreID: id}).Error; err != nil {
+		if err := tx.Create(&APITokenStore{MerchantID: tok.MerchantID, TokenID: tok.ID, StoreID: id}).Error; err != nil {
 			return err
 		}
 	}

@@ -52,6 +52,15 @@ step "GraphQL over HTTP: the graphql-http audit suite (MUSTs and SHOULDs)"
 step "fault suite, short subset (SIGKILL, terminated backends, a PostgreSQL crash restart, crash points, a failing order system)"
 BENCH_OUT="$(mktemp -d)" CI=1 bench/run.sh faults
 
+# About 50 s: a Patroni cluster of the suite's own, one kill -9 of the primary
+# with a synchronous standby (the other failover rows run in the full suite).
+step "fault suite, Patroni failover (one short row)"
+if command -v patroni >/dev/null && command -v etcd >/dev/null || [ "${CI:-}" = true ]; then
+  BENCH_OUT="$(mktemp -d)" CI=1 ONLY=patroni bench/run.sh faults
+else
+  echo "patroni or etcd not installed (apt-get install patroni etcd-server): skipped outside CI"
+fi
+
 if [ -x web/scripts/ci.sh ]; then
   step "web console"
   web/scripts/ci.sh

@@ -138,7 +138,7 @@ WHERE o.status = 'CREATED' AND f.status = 'SUCCEEDED'
 FROM redemption_flows f
 WHERE f.status = 'SUCCEEDED' AND f.operation = 'REDEEM'
   AND NOT EXISTS (SELECT 1 FROM refund_flows r WHERE r.redemption_id = f.id)
-  AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.redeem_no = f.redeem_no AND o.status = 'CREATED')`,
+  AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.merchant_id = f.merchant_id AND o.redeem_no = f.redeem_no AND o.status = 'CREATED')`,
 		args: noArgs, subject: byRedeemNo,
 		details: func(r checkRow) string { return "redemption succeeded but has no live order" },
 	},
@@ -183,8 +183,8 @@ GROUP BY c.merchant_id, c.id, c.status`,
 		// coupon), instead of joining the transitions twice.
 		sql: `SELECT c.merchant_id, c.id AS coupon_id, c.status AS a,
   MAX(t.to_status) FILTER (WHERE t.version_after = c.version) AS b, c.version AS n, COUNT(t.id) AS m
-FROM coupons c LEFT JOIN coupon_transitions t ON t.coupon_id = c.id
-GROUP BY c.id
+FROM coupons c LEFT JOIN coupon_transitions t ON t.merchant_id = c.merchant_id AND t.coupon_id = c.id
+GROUP BY c.merchant_id, c.id
 HAVING c.version <> COUNT(t.id)
    OR (c.version > 0 AND MAX(t.to_status) FILTER (WHERE t.version_after = c.version) IS DISTINCT FROM c.status)
    OR (c.version = 0 AND c.status <> 'UNUSED')`,

@@ -19,7 +19,8 @@ func (r *Result) Markdown(command string) string {
 		"(every answer recorded as ok, fail by code, or unknown) against a `coupond serve` with `--hold-timeout 3s "+
 		"--compensate-every 1s --fulfil-timeout 1s` that reaches PostgreSQL through a loopback TCP proxy of the harness, except "+
 		"in the PostgreSQL restarts, which run on a private cluster the suite creates and reach it directly (see PostgreSQL restarts), and in the Redis faults, which "+
-		"run on three replicas reaching PostgreSQL directly (see Redis in front of the database). After the "+
+		"run on three replicas reaching PostgreSQL directly (see Redis in front of the database), and in the Patroni failovers, which "+
+		"run on a Patroni cluster the suite makes and reach its primary through a multi-host URL (see PostgreSQL failover (Patroni)). After the "+
 		"fault, the suite waits for compensation, retries every unknown operation with its own request id, and checks: "+
 		"`coupond audit` (every invariant of the database), the client history (every acknowledged success durable, every "+
 		"definite failure without effect) and, with the webhook adapter, the reference order service's orders against the ledger. "+
@@ -58,6 +59,7 @@ func (r *Result) Markdown(command string) string {
 	}
 	r.redisMarkdown(p)
 	r.webhookMarkdown(p)
+	r.patroniMarkdown(p)
 	p("\n## Observations\n\n")
 	obs := 0
 	for _, f := range r.Faults {
@@ -218,5 +220,76 @@ func (r *Result) webhookMarkdown(p func(string, ...any)) {
 	for _, f := range rows {
 		o := f.Webhooks
 		p("| %s | %d | %d | %d | %d | %d | %.1f s |\n", f.Name, o.Events, o.Delivered, o.Lost, o.Repeats, o.BadSignatures, o.LagS)
+	}
+}
+
+// hasPatroni reports whether the run had failover faults.
+func (r *Result) hasPatroni() bool {
+	for _, f := range r.Faults {
+		if f.Patroni != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// patroniMarkdown renders the failover faults' own table.
+func (r *Result) patroniMarkdown(p func(string, ...any)) {
+	if !r.hasPatroni() {
+		return
+	}
+	p("\n## PostgreSQL failover (Patroni)\n\n" +
+		"The harness makes a high-availability cluster of its own on loopback ports (`harness.StartPatroni`): one `etcd` and two " +
+		"PostgreSQL nodes, each managed by a Patroni (Debian's `patroni` and `etcd-server`), run as the `postgres` OS user, with " +
+		"`loop_wait` 1 s and `primary_start_timeout` 0 (a crashed primary fails over at once instead of restarting in place). " +
+		"Patroni initdb's the first node and clones the second with pg_basebackup. With synchronous replication Patroni's " +
+		"`synchronous_mode` names the standby in `synchronous_standby_names` and `synchronous_commit = on` makes every commit " +
+		"wait for the standby's WAL flush; the last row switches it off (`patronictl edit-config`). One `coupond serve` reaches " +
+		"the primary through a multi-host URL with `target_session_attrs=read-write` listing both nodes, as docs/operations.md " +
+		"describes; the suite's own connections (history check, audit) use the same URL, so they read the new primary.\n\n" +
+		"- *lost*: redemptions answered SUCCEEDED whose request id the new primary does not hold as a SUCCEEDED flow with the " +
+		"answered redemption number and its coupon taken by it. Must be 0 with synchronous replication.\n" +
+		"- *doubled*: coupons with two succeeded redemptions on the new primary, plus request ids answered SUCCEEDED with two " +
+		"different redemption numbers. Must be 0.\n" +
+		"- *failover*: from the kill (or the switchover command) until the other node's Patroni reports it primary and it accepts " +
+		"a write. *first success*: from the kill to the first acknowledged redemption sent after it (after a switchover command " +
+		"that can still be the old primary, which commits until Patroni demotes it). *longest gap*: the longest time in the row " +
+		"with no acknowledged redemption completing, which is the outage clients saw.\n\n")
+	p("| fault | replication | attempted | ok | unknown | unknown resolved by same-id retry | lost | doubled | audit on the new primary | failover | first success after the kill | longest gap |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, f := range r.Faults {
+		o := f.Patroni
+		if o == nil {
+			continue
+		}
+		mode := "asynchronous"
+		if o.Sync {
+			mode = "synchronous"
+		}
+		first := "-"
+		if o.KillToSuccessMS >= 0 {
+			first = fmt.Sprintf("%.0f ms", o.KillToSuccessMS)
+		}
+		audit := "clean"
+		if n := len(f.AuditViolations); n > 0 {
+			audit = fmt.Sprintf("%d violations", n)
+		}
+		p("| %s | %s | %d | %d | %d | %d | %d | %d | %s | %.0f ms (%s → %s) | %s | %.0f ms |\n", f.Name, mode, f.Attempted, f.OK, f.Unknown,
+			f.UnknownResolved, o.Lost, o.Doubled, audit, o.FailoverMS, o.From, o.To, first, o.GapMS)
+	}
+	for _, f := range r.Faults {
+		if o := f.Patroni; o != nil && !o.Sync && o.Lost > 0 {
+			what := "redemption"
+			if o.Lost > 1 {
+				what = "redemptions"
+			}
+			p("\nWith asynchronous replication the kill lost %d acknowledged %s: commits the standby had not received "+
+				"when the primary died. They are not counted as violations of this row, which exists to show them; with "+
+				"synchronous replication each would be one.\n", o.Lost, what)
+		} else if o != nil && !o.Sync {
+			p("\nWith asynchronous replication this kill lost nothing: on loopback the standby had received every commit when " +
+				"the primary died. The guarantee is gone all the same: until the standby has it, an acknowledged commit is on one " +
+				"machine only, and a slower link or a busy standby widens that window; Patroni promotes an asynchronous standby " +
+				"that is within `maximum_lag_on_failover` (64 MB here) of the primary, and whatever it had not received is lost.\n")
+		}
 	}
 }

@@ -34,6 +34,10 @@ type Env struct {
 	// PGHost and PGPort locate PostgreSQL (trust auth, user postgres).
 	PGHost string
 	PGPort int
+	// PGHosts, when set, is a host:port list that DBURL names instead of
+	// PGHost:PGPort, with target_session_attrs=read-write: every connection
+	// goes to whichever of them is the primary (a Patroni cluster).
+	PGHosts string
 	// AdminDB is an existing database to connect to for CREATE/DROP DATABASE.
 	AdminDB string
 	// Dir holds server logs.
@@ -42,6 +46,9 @@ type Env struct {
 
 // DBURL returns the URL of database name through host:port.
 func (e Env) DBURL(name string, port int) string {
+	if port == 0 && e.PGHosts != "" {
+		return fmt.Sprintf("postgres://postgres@%s/%s?sslmode=disable&target_session_attrs=read-write&connect_timeout=2", e.PGHosts, name)
+	}
 	if port == 0 {
 		port = e.PGPort
 	}
