@@ -21,11 +21,16 @@ import (
 // Reconcile writes it down as findings, each once; finance lists and resolves
 // findings.
 type Reconciler struct {
-	db         *gorm.DB
+	db *gorm.DB
+	// read serves the checks, the findings list and export: a read replica
+	// when there are any, else db.
+	read       *gorm.DB
 	now        func() time.Time
 	audit      *Audit
 	interval   time.Duration
 	ordersInDB bool
+	// lag bounds how old read's data may be; nil when read is the primary.
+	lag func(ctx context.Context) (time.Duration, error)
 }
 
 // Violation is one broken invariant found by Check.
@@ -65,7 +70,24 @@ func (v Violation) String() string {
 // connection of its own: every check compares rows of one snapshot, and the
 // grace periods cover what changes between checks.
 func (r *Reconciler) Check(ctx context.Context) ([]Violation, error) {
-	return r.run(ctx, checks, checkWorkers, 0)
+	vs, _, err := r.run(ctx, checks, checkWorkers, 0)
+	return vs, err
+}
+
+// asOf is the time the data the checks read is known to be current at: now
+// on the primary, and now less the replicas' lag on a replica, whose data is
+// that much older. Judging the time-based checks as of then keeps a replica
+// from reporting a hold the primary resolved within the lag.
+func (r *Reconciler) asOf(ctx context.Context) (time.Time, error) {
+	now := r.now()
+	if r.lag == nil {
+		return now, nil
+	}
+	lag, err := r.lag(ctx)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read replica lag: %w", err)
+	}
+	return now.Add(-lag), nil
 }
 
 // checkWorkers is how many checks run at once. Most checks are one big join,
@@ -74,9 +96,13 @@ func (r *Reconciler) Check(ctx context.Context) ([]Violation, error) {
 const checkWorkers = 2
 
 // run runs the checks, all merchants' rows or, with merchantID other than 0,
-// that merchant's only.
-func (r *Reconciler) run(ctx context.Context, all []check, workers int, merchantID int64) ([]Violation, error) {
-	now := r.now()
+// that merchant's only, and returns the time the data they read was current
+// at (see asOf).
+func (r *Reconciler) run(ctx context.Context, all []check, workers int, merchantID int64) ([]Violation, time.Time, error) {
+	now, err := r.asOf(ctx)
+	if err != nil {
+		return nil, now, err
+	}
 	p := checkParams{now: now, refundCutoff: now.Add(-r.interval), stuckCutoff: now.Add(-r.interval)}
 	var todo []check
 	for _, c := range all {
@@ -86,7 +112,7 @@ func (r *Reconciler) run(ctx context.Context, all []check, workers int, merchant
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	db := r.db.WithContext(ctx)
+	db := r.read.WithContext(ctx)
 	rows := make([][]checkRow, len(todo))
 	var (
 		wg       sync.WaitGroup
@@ -124,10 +150,10 @@ func (r *Reconciler) run(ctx context.Context, all []check, workers int, merchant
 	close(next)
 	wg.Wait()
 	if failed != nil {
-		return nil, failed
+		return nil, now, failed
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, now, err
 	}
 	var out []Violation
 	seen := map[string]bool{}
@@ -143,7 +169,7 @@ func (r *Reconciler) run(ctx context.Context, all []check, workers int, merchant
 			out = append(out, v)
 		}
 	}
-	return out, nil
+	return out, now, nil
 }
 
 // ReconcileResult counts what one reconciliation run found.
@@ -182,7 +208,7 @@ func (r *Reconciler) ReconcileMerchant(ctx context.Context, merchantID int64) (R
 // merchantID is 0; it also returns the counts of each merchant with a
 // violation.
 func (r *Reconciler) reconcile(ctx context.Context, merchantID int64) (ReconcileResult, map[int64]*ReconcileResult, error) {
-	vs, err := r.run(ctx, checks, checkWorkers, merchantID)
+	vs, asOf, err := r.run(ctx, checks, checkWorkers, merchantID)
 	if err != nil {
 		return ReconcileResult{}, nil, err
 	}
@@ -200,7 +226,7 @@ func (r *Reconciler) reconcile(ctx context.Context, merchantID int64) (Reconcile
 			CreatedAt: now})
 	}
 	for _, m := range order {
-		mr, err := r.writeFindings(ctx, m, byMerchant[m], now)
+		mr, err := r.writeFindings(ctx, m, byMerchant[m], now, asOf)
 		if err != nil {
 			return res, byMerchantRes, fmt.Errorf("write findings of merchant %d: %w", m, err)
 		}
@@ -215,8 +241,11 @@ func (r *Reconciler) reconcile(ctx context.Context, merchantID int64) (Reconcile
 // transaction: new keys are inserted (with their OPENED event), resolved ones
 // reopened, and all of them marked seen at now. Each reopening is a
 // conditional update judged by rows affected, so a finding resolved or
-// reopened meanwhile by someone else is counted by whoever changed it.
-func (r *Reconciler) writeFindings(ctx context.Context, merchantID int64, fs []models.Finding, now time.Time) (ReconcileResult, error) {
+// reopened meanwhile by someone else is counted by whoever changed it. Only
+// findings resolved at or before asOf, the time the checks' data was current
+// at, are reopened: a resolution made after it may have dealt with what the
+// checks saw.
+func (r *Reconciler) writeFindings(ctx context.Context, merchantID int64, fs []models.Finding, now, asOf time.Time) (ReconcileResult, error) {
 	res := ReconcileResult{Violations: len(fs)}
 	keys := make([]string, len(fs))
 	for i := range fs {
@@ -229,7 +258,7 @@ func (r *Reconciler) writeFindings(ctx context.Context, merchantID int64, fs []m
 			return err
 		}
 		for _, k := range resolved {
-			ok, err := models.ReopenFinding(tx, merchantID, k, now)
+			ok, err := models.ReopenFinding(tx, merchantID, k, now, asOf)
 			if err != nil {
 				return fmt.Errorf("reopen finding %s: %w", k, err)
 			}
@@ -259,7 +288,7 @@ func (r *Reconciler) Findings(ctx context.Context, actor Actor, f FindingFilter,
 	if err := actor.require(models.RoleAdmin, models.RoleFinance); err != nil {
 		return Page[models.Finding]{}, err
 	}
-	q := models.MerchantFindings(r.db.WithContext(ctx), actor.MerchantID, f)
+	q := models.MerchantFindings(r.read.WithContext(ctx), actor.MerchantID, f)
 	page, err := paginate[models.Finding](q, "findings", p)
 	if err != nil {
 		return page, fmt.Errorf("list findings: %w", err)

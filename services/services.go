@@ -57,6 +57,11 @@ type Options struct {
 	// a confirm passes, with its redemption number, so fault tests can stop
 	// the process at exactly that moment. Production leaves it nil.
 	CrashPoint func(point CrashPoint, redeemNo string)
+	// ReadReplicas, registered on the database by models.OpenReadReplicas,
+	// serve the reads that may be stale by their lag: lists, statements,
+	// exports, the overview and reconciliation's checks. Everything that
+	// decides stays on the primary. None: every read goes to the primary.
+	ReadReplicas []models.ReadReplica
 }
 
 // CrashPoint names a moment of the redemption protocol after which a crash
@@ -104,6 +109,8 @@ type Services struct {
 	Expiry *Expirer
 	// JobRuns runs jobs and records their runs.
 	JobRuns *JobRuns
+	// Replicas reports on the read replicas.
+	Replicas *ReadReplicas
 }
 
 // New wires the services over db.
@@ -129,13 +136,21 @@ func New(db *gorm.DB, o Options) *Services {
 	if o.LookupFailuresBeforeFinding <= 0 {
 		o.LookupFailuresBeforeFinding = 5
 	}
-	audit := &Audit{db: db, now: o.Now}
-	campaigns := &Campaigns{db: db, now: o.Now, audit: audit}
+	// read is where the reads that may be stale go: a replica, or the
+	// primary when there is none.
+	read := db
+	replicas := &ReadReplicas{replicas: o.ReadReplicas}
+	if replicas.Configured() {
+		read = models.Reading(db)
+	}
+	audit := &Audit{db: db, read: read, now: o.Now}
+	campaigns := &Campaigns{db: db, read: read, now: o.Now, audit: audit}
 	svc := &Services{
 		DB:          db,
 		Audit:       audit,
 		Campaigns:   campaigns,
-		Coupons:     &Coupons{db: db, now: o.Now, audit: audit},
+		Replicas:    replicas,
+		Coupons:     &Coupons{db: db, read: read, now: o.Now, audit: audit},
 		Stores:      &Stores{db: db, now: o.Now, audit: audit},
 		Merchants:   &Merchants{db: db, now: o.Now},
 		Tokens:      newTokens(db, o, audit),
@@ -144,10 +159,13 @@ func New(db *gorm.DB, o Options) *Services {
 	}
 	svc.Compensation = &Compensator{db: db, now: o.Now, red: svc.Redemptions, fulfiller: o.Fulfiller, log: o.Logger,
 		batchSize: 100, maxBatches: 50, lease: o.HoldTimeout, lookupFailures: int64(o.LookupFailuresBeforeFinding)}
-	svc.Reconciliation = &Reconciler{db: db, now: o.Now, audit: audit, interval: o.CompensateEvery,
+	svc.Reconciliation = &Reconciler{db: db, read: read, now: o.Now, audit: audit, interval: o.CompensateEvery,
 		ordersInDB: !o.ExternalOrders && !ordersOutside(o.Fulfiller)}
-	svc.Statements = &Statements{db: db, now: o.Now, audit: audit}
+	if replicas.Configured() {
+		svc.Reconciliation.lag = replicas.maxLag
+	}
+	svc.Statements = &Statements{db: db, read: read, now: o.Now, audit: audit}
 	svc.Expiry = &Expirer{db: db, now: o.Now, audit: audit, batchSize: 500, maxBatches: 100}
-	svc.JobRuns = newJobRuns(db, o.Now, o.Logger, svc.Compensation, svc.Reconciliation, svc.Statements, svc.Expiry)
+	svc.JobRuns = newJobRuns(db, read, o.Now, o.Logger, svc.Compensation, svc.Reconciliation, svc.Statements, svc.Expiry)
 	return svc
 }

@@ -80,6 +80,7 @@ func newMetrics(db *gorm.DB, svc func() *services.Services) (*metrics, error) {
 			Help: "HTTP connections open now, active or idle; each holds buffers and a goroutine."},
 			func() float64 { return float64(m.conns.Load()) }),
 		collectors.NewDBStatsCollector(sqlDB, "coupond"),
+		replicaCollector{svc: svc},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -108,4 +109,51 @@ func (m *metrics) observeJob(job string, took time.Duration, err error) {
 	}
 	m.jobRuns.WithLabelValues(job, result).Inc()
 	m.jobSeconds.WithLabelValues(job).Observe(took.Seconds())
+}
+
+var (
+	replicaLagSeconds = prometheus.NewDesc("coupond_read_replica_lag_seconds",
+		"How old a read replica's data may be: 0 when it has replayed all the WAL it received, else the time since the last transaction it replayed committed on the primary. Lists, statements, exports, the overview and reconciliation read from the replicas and may be this stale.",
+		[]string{"replica"}, nil)
+	replicaLagBytes = prometheus.NewDesc("coupond_read_replica_lag_bytes",
+		"WAL a read replica received and has not replayed yet.", []string{"replica"}, nil)
+	replicaUp = prometheus.NewDesc("coupond_read_replica_up",
+		"1 when the read replica answered and is in recovery (a replica), 0 otherwise.", []string{"replica"}, nil)
+	replicaPaused = prometheus.NewDesc("coupond_read_replica_replay_paused",
+		"1 while the read replica's WAL replay is paused (pg_wal_replay_pause).", []string{"replica"}, nil)
+)
+
+// replicaCollector asks each read replica for its replication status at
+// every scrape.
+type replicaCollector struct {
+	svc func() *services.Services
+}
+
+func (c replicaCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- replicaLagSeconds
+	ch <- replicaLagBytes
+	ch <- replicaUp
+	ch <- replicaPaused
+}
+
+func (c replicaCollector) Collect(ch chan<- prometheus.Metric) {
+	svc := c.svc()
+	if svc == nil {
+		return
+	}
+	b := func(v bool) float64 {
+		if v {
+			return 1
+		}
+		return 0
+	}
+	for _, st := range svc.Replicas.States(context.Background()) {
+		ch <- prometheus.MustNewConstMetric(replicaUp, prometheus.GaugeValue, b(st.Up && st.InRecovery), st.Name)
+		if !st.Up {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(replicaLagSeconds, prometheus.GaugeValue, st.LagSeconds, st.Name)
+		ch <- prometheus.MustNewConstMetric(replicaLagBytes, prometheus.GaugeValue, float64(st.LagBytes), st.Name)
+		ch <- prometheus.MustNewConstMetric(replicaPaused, prometheus.GaugeValue, b(st.ReplayPaused), st.Name)
+	}
 }

@@ -49,6 +49,7 @@ type serveConfig struct {
 	maxInflight     int
 	inflightWait    time.Duration
 	redisURL        string
+	readURLs        []string
 	// optionHooks apply the flags of serveFlagHooks to the services' options.
 	optionHooks []func(*services.Options) error
 }
@@ -83,6 +84,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	maxInflight := fs.Int("max-inflight", 512, "GraphQL requests served at once; as many more wait for a slot up to --max-inflight-wait, then get 503 OVERLOADED (0: no limit)")
 	inflightWait := fs.Duration("max-inflight-wait", time.Second, "how long a GraphQL request over --max-inflight waits for a slot before 503 OVERLOADED")
 	redisURL := fs.String("redis-url", "", "Redis shared by the replicas, e.g. redis://127.0.0.1:6379/0: answers duplicate request ids and hot coupons' scans before the database (off when empty; the database decides either way)")
+	readURLs := fs.List("read-database-url", "a streaming replica of the primary, e.g. postgres://replica1:5432/coupond, for lists, statements, exports, the overview and reconciliation's reads; repeat for more (decisions stay on the primary)")
 	var hooks []func(*services.Options) error
 	for _, h := range serveFlagHooks {
 		hooks = append(hooks, h(fs))
@@ -94,7 +96,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fulfilTimeout: *fulfil, compensateEvery: *every, expireEvery: *expireEvery, jobs: *runJobs, webhookURL: *whURL, webhookSecret: *whSecret,
 		limitTokenRPS: *tokenRPS, limitStoreRPS: *storeRPS, limitLookups: *lookups, maxConns: *maxConns,
 		logLevel: *level, shutdownGrace: *grace, tokenCacheTTL: *tokenTTL, debugAddr: *debugAddr,
-		maxInflight: *maxInflight, inflightWait: *inflightWait, redisURL: *redisURL, optionHooks: hooks}
+		maxInflight: *maxInflight, inflightWait: *inflightWait, redisURL: *redisURL, readURLs: *readURLs, optionHooks: hooks}
 	if c.webhookURL != "" && c.webhookSecret == "" {
 		return errors.New("--webhook-url needs --webhook-secret")
 	}
@@ -127,13 +129,21 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 		return err
 	}
 	defer models.Close(db)
+	replicas, err := openReadReplicas(ctx, db, c, log)
+	if err != nil {
+		return err
+	}
+	for _, r := range replicas {
+		defer models.Close(r.DB)
+	}
 	var svc *services.Services
 	m, err := newMetrics(db, func() *services.Services { return svc })
 	if err != nil {
 		return err
 	}
 	opts := services.Options{HoldTimeout: c.holdTimeout, FulfilTimeout: c.fulfilTimeout, CompensateEvery: c.compensateEvery,
-		Logger: log, Limits: c.limits(), OnRedemption: m.observeRedemption, TokenCacheTTL: c.tokenCacheTTL}
+		Logger: log, Limits: c.limits(), OnRedemption: m.observeRedemption, TokenCacheTTL: c.tokenCacheTTL,
+		ReadReplicas: replicas}
 	if c.redisURL != "" {
 		cache, err := openRedis(ctx, c.redisURL, log)
 		if err != nil {
@@ -217,6 +227,30 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// openReadReplicas opens and checks --read-database-url: a replica that
+// cannot be reached or is at another schema version stops start-up, one that
+// is not in recovery is a warning.
+func openReadReplicas(ctx context.Context, db *gorm.DB, c serveConfig, log *slog.Logger) ([]models.ReadReplica, error) {
+	if len(c.readURLs) == 0 {
+		return nil, nil
+	}
+	if models.DialectOfDB(db) != models.Postgres {
+		return nil, errors.New("--read-database-url needs a PostgreSQL --database-url")
+	}
+	replicas, warnings, err := models.OpenReadReplicas(ctx, db, c.readURLs,
+		models.OpenOptions{MaxOpenConns: c.maxConns, Logger: log, Warm: true}, 10*time.Second)
+	if err != nil {
+		return nil, fmt.Errorf("--read-database-url: %w", err)
+	}
+	for _, w := range warnings {
+		log.Warn(w)
+	}
+	for _, r := range replicas {
+		log.Info("reading lists, statements, exports and reconciliation from replica", "replica", r.Name)
+	}
+	return replicas, nil
 }
 
 // openRedis connects to the Redis at url. A malformed URL is an error; a
