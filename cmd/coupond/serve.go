@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"regexp"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -50,6 +52,7 @@ type serveConfig struct {
 	inflightWait    time.Duration
 	redisURL        string
 	readURLs        []string
+	queryExecMode   string
 	// optionHooks apply the flags of serveFlagHooks to the services' options.
 	optionHooks []func(*services.Options) error
 }
@@ -85,6 +88,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	inflightWait := fs.Duration("max-inflight-wait", time.Second, "how long a GraphQL request over --max-inflight waits for a slot before 503 OVERLOADED")
 	redisURL := fs.String("redis-url", "", "Redis shared by the replicas, e.g. redis://127.0.0.1:6379/0: answers duplicate request ids and hot coupons' scans before the database (off when empty; the database decides either way)")
 	readURLs := fs.List("read-database-url", "a streaming replica of the primary, e.g. postgres://replica1:5432/coupond, for lists, statements, exports, the overview and reconciliation's reads; repeat for more (decisions stay on the primary)")
+	execMode := fs.String("query-exec-mode", "", "pgx's default_query_exec_mode for the primary and the replicas when their URLs do not set it: cache_describe (or exec, simple_protocol) through pgbouncer in transaction mode, which has no prepared statements; empty keeps pgx's cache_statement")
 	var hooks []func(*services.Options) error
 	for _, h := range serveFlagHooks {
 		hooks = append(hooks, h(fs))
@@ -96,9 +100,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fulfilTimeout: *fulfil, compensateEvery: *every, expireEvery: *expireEvery, jobs: *runJobs, webhookURL: *whURL, webhookSecret: *whSecret,
 		limitTokenRPS: *tokenRPS, limitStoreRPS: *storeRPS, limitLookups: *lookups, maxConns: *maxConns,
 		logLevel: *level, shutdownGrace: *grace, tokenCacheTTL: *tokenTTL, debugAddr: *debugAddr,
-		maxInflight: *maxInflight, inflightWait: *inflightWait, redisURL: *redisURL, readURLs: *readURLs, optionHooks: hooks}
+		maxInflight: *maxInflight, inflightWait: *inflightWait, redisURL: *redisURL, readURLs: *readURLs, queryExecMode: *execMode, optionHooks: hooks}
 	if c.webhookURL != "" && c.webhookSecret == "" {
 		return errors.New("--webhook-url needs --webhook-secret")
+	}
+	if c.queryExecMode != "" && !slices.Contains(models.QueryExecModes, c.queryExecMode) {
+		return fmt.Errorf("--query-exec-mode %q: want one of %s", c.queryExecMode, strings.Join(models.QueryExecModes, ", "))
 	}
 	if c.maxInflight < 0 || c.inflightWait < 0 {
 		return errors.New("--max-inflight and --max-inflight-wait must not be negative")
@@ -124,7 +131,7 @@ func (c serveConfig) limits() services.Limits {
 // 503 at once so load balancers stop sending, in-flight requests finish within
 // the grace period, the jobs finish their runs, and the database closes last.
 func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logger) error {
-	db, err := openDB(ctx, c.databaseURL, models.OpenOptions{MaxOpenConns: c.maxConns, Logger: log, Warm: true})
+	db, err := openDB(ctx, c.databaseURL, models.OpenOptions{MaxOpenConns: c.maxConns, Logger: log, Warm: true, QueryExecMode: c.queryExecMode})
 	if err != nil {
 		return err
 	}
@@ -240,7 +247,7 @@ func openReadReplicas(ctx context.Context, db *gorm.DB, c serveConfig, log *slog
 		return nil, errors.New("--read-database-url needs a PostgreSQL --database-url")
 	}
 	replicas, warnings, err := models.OpenReadReplicas(ctx, db, c.readURLs,
-		models.OpenOptions{MaxOpenConns: c.maxConns, Logger: log, Warm: true}, 10*time.Second)
+		models.OpenOptions{MaxOpenConns: c.maxConns, Logger: log, Warm: true, QueryExecMode: c.queryExecMode}, 10*time.Second)
 	if err != nil {
 		return nil, fmt.Errorf("--read-database-url: %w", err)
 	}
