@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 	"gorm.io/gorm"
 
 	"coupond/models"
@@ -62,6 +64,9 @@ type Options struct {
 	// exports, the overview and reconciliation's checks. Everything that
 	// decides stays on the primary. None: every read goes to the primary.
 	ReadReplicas []models.ReadReplica
+	// TracerProvider makes the spans of the redemption entry points; nil
+	// traces nothing (serve --otlp-endpoint sets one).
+	TracerProvider trace.TracerProvider
 }
 
 // CrashPoint names a moment of the redemption protocol after which a crash
@@ -123,6 +128,9 @@ func New(db *gorm.DB, o Options) *Services {
 	}
 	if o.FulfilTimeout <= 0 {
 		o.FulfilTimeout = 10 * time.Second
+	}
+	if o.TracerProvider == nil {
+		o.TracerProvider = noop.NewTracerProvider()
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

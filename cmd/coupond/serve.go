@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/trace"
 	"gorm.io/gorm"
 
 	"coupond/graph"
@@ -53,6 +54,8 @@ type serveConfig struct {
 	redisURL        string
 	readURLs        []string
 	queryExecMode   string
+	otlpEndpoint    string
+	otlpRatio       float64
 	// optionHooks apply the flags of serveFlagHooks to the services' options.
 	optionHooks []func(*services.Options) error
 }
@@ -89,6 +92,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	redisURL := fs.String("redis-url", "", "Redis shared by the replicas, e.g. redis://127.0.0.1:6379/0: answers duplicate request ids and hot coupons' scans before the database (off when empty; the database decides either way)")
 	readURLs := fs.List("read-database-url", "a streaming replica of the primary, e.g. postgres://replica1:5432/coupond, for lists, statements, exports, the overview and reconciliation's reads; repeat for more (decisions stay on the primary)")
 	execMode := fs.String("query-exec-mode", "", "pgx's default_query_exec_mode for the primary and the replicas when their URLs do not set it: cache_describe (or exec, simple_protocol) through pgbouncer in transaction mode, which has no prepared statements; empty keeps pgx's cache_statement")
+	otlp := fs.String("otlp-endpoint", "", "send OpenTelemetry traces to this OTLP/HTTP collector, e.g. http://127.0.0.1:4318 (off when empty)")
+	otlpRatio := fs.Float64("otlp-sample-ratio", 0.01, "share of requests traced with --otlp-endpoint, 0 to 1 (a request whose traceparent is sampled is always traced)")
 	var hooks []func(*services.Options) error
 	for _, h := range serveFlagHooks {
 		hooks = append(hooks, h(fs))
@@ -100,7 +105,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fulfilTimeout: *fulfil, compensateEvery: *every, expireEvery: *expireEvery, jobs: *runJobs, webhookURL: *whURL, webhookSecret: *whSecret,
 		limitTokenRPS: *tokenRPS, limitStoreRPS: *storeRPS, limitLookups: *lookups, maxConns: *maxConns,
 		logLevel: *level, shutdownGrace: *grace, tokenCacheTTL: *tokenTTL, debugAddr: *debugAddr,
-		maxInflight: *maxInflight, inflightWait: *inflightWait, redisURL: *redisURL, readURLs: *readURLs, queryExecMode: *execMode, optionHooks: hooks}
+		maxInflight: *maxInflight, inflightWait: *inflightWait, redisURL: *redisURL, readURLs: *readURLs, queryExecMode: *execMode, otlpEndpoint: *otlp, otlpRatio: *otlpRatio, optionHooks: hooks}
 	if c.webhookURL != "" && c.webhookSecret == "" {
 		return errors.New("--webhook-url needs --webhook-secret")
 	}
@@ -136,6 +141,17 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 		return err
 	}
 	defer models.Close(db)
+	var tp trace.TracerProvider
+	if c.otlpEndpoint != "" {
+		var stop func(context.Context)
+		tp, stop, err = startTracing(ctx, c.otlpEndpoint, c.otlpRatio, db, log)
+		if err != nil {
+			return err
+		}
+		// Deferred after the database's close, so it runs first: the spans
+		// of the last requests are flushed while the process still can.
+		defer stop(context.WithoutCancel(ctx))
+	}
 	replicas, err := openReadReplicas(ctx, db, c, log)
 	if err != nil {
 		return err
@@ -150,7 +166,7 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 	}
 	opts := services.Options{HoldTimeout: c.holdTimeout, FulfilTimeout: c.fulfilTimeout, CompensateEvery: c.compensateEvery,
 		Logger: log, Limits: c.limits(), OnRedemption: m.observeRedemption, TokenCacheTTL: c.tokenCacheTTL,
-		ReadReplicas: replicas}
+		ReadReplicas: replicas, TracerProvider: tp}
 	if c.redisURL != "" {
 		cache, err := openRedis(ctx, c.redisURL, log)
 		if err != nil {
@@ -188,7 +204,7 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 	var draining atomic.Bool
 	mux := http.NewServeMux()
 	inflight := newInflightLimit(c.maxInflight, c.inflightWait, m.reg)
-	mux.Handle("/graphql", inflight.wrap(graph.NewHandler(svc, graph.Options{Introspection: c.playground, Logger: log, JobRunner: sched.RunNow})))
+	mux.Handle("/graphql", inflight.wrap(graph.NewHandler(svc, graph.Options{Introspection: c.playground, Logger: log, JobRunner: sched.RunNow, TracerProvider: tp})))
 	mux.Handle("/export/", httpapi.NewExportHandler(svc, log))
 	if c.playground {
 		mux.Handle("/playground", web.PlaygroundHandler())
@@ -208,7 +224,7 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", c.addr, err)
 	}
-	srv := &http.Server{Handler: withRequestID(mux), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+	srv := &http.Server{Handler: withTraceContext(withRequestID(mux)), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 5 * time.Minute, IdleTimeout: 120 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		ConnState: m.connState}
 	log.Info("coupond serving", "addr", ln.Addr().String(), "database", string(models.DialectOf(c.databaseURL)), "jobs", c.jobs)
