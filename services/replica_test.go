@@ -141,7 +141,9 @@ func TestReadReplicaDecidesNothing(t *testing.T) {
 	if nos := redeemNos(ledger.Items); !slices.Contains(nos, first.RedeemNo) || !slices.Contains(nos, held.RedeemNo) {
 		t.Fatalf("ledger after the replica caught up: %v", nos)
 	}
-	if st := w.svc.Replicas.States(ctx); st[0].ReplayPaused || st[0].LagBytes != 0 || st[0].LagSeconds != 0 {
+	// Other databases of the cluster keep writing, so the replica may be a
+	// moment behind again; it is streaming and not seconds behind.
+	if st := w.svc.Replicas.States(ctx); st[0].ReplayPaused || !st[0].InRecovery || st[0].LagSeconds > 5 {
 		t.Fatalf("replica state after catching up: %+v", st)
 	}
 }
