@@ -290,3 +290,14 @@ func EachFindingForExport(db *gorm.DB, merchantID int64, f FindingFilter, batch 
 		before = rows[len(rows)-1].ID
 	}
 }
+
+// OpenFindingStats counts, across all merchants, the OPEN findings and
+// returns when the oldest was created (nil when none is open).
+func OpenFindingStats(db *gorm.DB) (int64, *time.Time, error) {
+	var row struct {
+		N      int64
+		Oldest *time.Time
+	}
+	err := db.Raw(`SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM findings WHERE status = 'OPEN'`).Scan(&row).Error
+	return row.N, row.Oldest, err
+}

@@ -279,6 +279,16 @@ func (r *Reconciler) writeFindings(ctx context.Context, merchantID int64, fs []m
 	return res, nil
 }
 
+// OpenFindingStats reports, across all merchants, how many findings are
+// OPEN and how long the oldest has been, for metrics.
+func (r *Reconciler) OpenFindingStats(ctx context.Context, now time.Time) (count int64, oldest time.Duration, err error) {
+	n, first, err := models.OpenFindingStats(r.db.WithContext(ctx))
+	if err != nil || first == nil {
+		return n, 0, err
+	}
+	return n, now.Sub(*first), nil
+}
+
 // FindingFilter narrows Findings; zero fields do not filter.
 type FindingFilter = models.FindingFilter
 

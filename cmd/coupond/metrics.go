@@ -48,6 +48,17 @@ func newMetrics(db *gorm.DB, svc func() *services.Services) (*metrics, error) {
 			return pick(n, oldest)
 		}
 	}
+	findings := func(pick func(n int64, oldest time.Duration) float64) func() float64 {
+		return func() float64 {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			n, oldest, err := svc().Reconciliation.OpenFindingStats(ctx, time.Now().UTC())
+			if err != nil {
+				return -1
+			}
+			return pick(n, oldest)
+		}
+	}
 	redis := func(name, help string, pick func(services.RedisStats) int64) prometheus.Collector {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "coupond_redis_" + name + "_total", Help: help},
 			func() float64 { return float64(pick(svc().Redemptions.RedisStats())) })
@@ -63,6 +74,12 @@ func newMetrics(db *gorm.DB, svc func() *services.Services) (*metrics, error) {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "coupond_redeeming_oldest_seconds",
 			Help: "Age of the oldest unfinished redemption; alert when it passes hold timeout plus the compensation interval."},
 			holds(func(_ int64, d time.Duration) float64 { return d.Seconds() })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "coupond_findings_open",
+			Help: "Reconciliation findings not yet resolved, all merchants."},
+			findings(func(n int64, _ time.Duration) float64 { return float64(n) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "coupond_findings_open_oldest_seconds",
+			Help: "Age of the oldest unresolved reconciliation finding; alert when finance has left one open past a day."},
+			findings(func(_ int64, d time.Duration) float64 { return d.Seconds() })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "coupond_redemptions_coalesced_total",
 			Help: "Redeem and reserve requests answered in their coupon's line behind an earlier request for it, instead of each asking the database: rejected in a batch because the coupon was taken for good, or given the known answer of their request id."},
 			func() float64 { return float64(svc().Redemptions.Coalesced()) }),
