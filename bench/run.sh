@@ -18,6 +18,9 @@
 #                               the Redis faults out to stay within its 70 s
 #   ONLY=redis bench/run.sh perf    the Redis on/off scenarios on 3 replicas
 #                               alone (KNEE=N: the single server's knee)
+#   ONLY=scale bench/run.sh perf    knees in one run: 1 server direct (pgx's default and
+#                               cache_describe), through pgbouncer, 3 servers behind
+#                               haproxy through pgbouncer, tracing sampled at 1%
 #   An ONLY run leaves docs/ alone: its report and record go to
 #   bench/results/<date>-redis[-faults].{md,json}.
 #   RATE=300 bench/run.sh probe one constant-rate run, printing latency and

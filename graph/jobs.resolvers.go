@@ -25,6 +25,19 @@ func (r *mutationResolver) RunJob(ctx context.Context, input model.RunJobInput) 
 	return r.Svc.JobRuns.Trigger(ctx, services.ActorFrom(ctx), input.Job)
 }
 
+// ReadReplicas is the resolver for the readReplicas field.
+func (r *queryResolver) ReadReplicas(ctx context.Context) ([]*services.ReplicaState, error) {
+	states, err := r.Svc.Replicas.Status(ctx, services.ActorFrom(ctx))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*services.ReplicaState, len(states))
+	for i := range states {
+		out[i] = &states[i]
+	}
+	return out, nil
+}
+
 // JobRuns is the resolver for the jobRuns field.
 func (r *queryResolver) JobRuns(ctx context.Context, filter *model.JobRunFilter, first *int64, after *string) (*model.JobRunConnection, error) {
 	var f services.JobRunFilter

@@ -16,6 +16,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
+	"go.opentelemetry.io/otel/trace"
 
 	"coupond/authn"
 	"coupond/errcode"
@@ -36,6 +37,9 @@ type Options struct {
 	Logger          *slog.Logger
 	// JobRunner, when set, runs the runJob mutation's jobs (see Resolver.JobRunner).
 	JobRunner func(ctx context.Context, job string) (*services.JobRun, error)
+	// TracerProvider makes a span per operation and per root field; nil
+	// traces nothing.
+	TracerProvider trace.TracerProvider
 }
 
 // parserTokenLimit caps the tokens of a query document; the console's largest
@@ -78,6 +82,10 @@ func NewHandler(svc *services.Services, o Options) http.Handler {
 	}
 	srv.Use(extension.FixedComplexityLimit(o.ComplexityLimit))
 	srv.AroundFields(markResolverErrors)
+	// The span wraps the log line, which then carries its trace id.
+	if o.TracerProvider != nil {
+		srv.Use(traceOperations{tracer: o.TracerProvider.Tracer("coupond/graph")})
+	}
 	srv.AroundResponses(logResponses(o.Logger))
 	srv.SetErrorPresenter(presentError(o.Logger, func(ctx context.Context, code, operation string) {
 		switch errcode.AuditOf(code) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,6 +36,37 @@ type OpenOptions struct {
 	// Warm opens every connection of the pool before Open returns, for a
 	// server, whose first burst of requests should not wait for them.
 	Warm bool
+	// QueryExecMode is pgx's default_query_exec_mode for a PostgreSQL URL
+	// that does not set it: "" keeps pgx's default (cache_statement, named
+	// prepared statements per connection); cache_describe, describe_exec,
+	// exec or simple_protocol use no named prepared statement, as a pooler
+	// in transaction mode (pgbouncer 1.18) needs. See QueryExecModes.
+	QueryExecMode string
+}
+
+// QueryExecModes are the values of pgx's default_query_exec_mode.
+var QueryExecModes = []string{"cache_statement", "cache_describe", "describe_exec", "exec", "simple_protocol"}
+
+// withQueryExecMode sets default_query_exec_mode on a PostgreSQL URL that
+// does not set it already.
+func withQueryExecMode(databaseURL, mode string) (string, error) {
+	if mode == "" {
+		return databaseURL, nil
+	}
+	if !slices.Contains(QueryExecModes, mode) {
+		return "", fmt.Errorf("query exec mode %q: want one of %s", mode, strings.Join(QueryExecModes, ", "))
+	}
+	u, err := url.Parse(databaseURL)
+	if err != nil {
+		return "", fmt.Errorf("database url: %w", err)
+	}
+	q := u.Query()
+	if q.Has("default_query_exec_mode") {
+		return databaseURL, nil
+	}
+	q.Set("default_query_exec_mode", mode)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
 }
 
 // DialectOf reports which database a URL selects: a postgres:// or postgresql://
@@ -64,7 +96,11 @@ func Open(ctx context.Context, databaseURL string, opts OpenOptions) (*gorm.DB, 
 	)
 	switch DialectOf(databaseURL) {
 	case Postgres:
-		dial = postgres.Open(databaseURL)
+		u, err := withQueryExecMode(databaseURL, opts.QueryExecMode)
+		if err != nil {
+			return nil, err
+		}
+		dial = postgres.Open(u)
 		if maxConns == 0 {
 			// Measured with pgbench on 2 cores: throughput peaks near 8
 			// connections and falls beyond 32; size near 4x cores.

@@ -183,11 +183,13 @@ func ResolvedFindingKeys(tx *gorm.DB, merchantID int64, keys []string) ([]string
 // counts the reopening, clears the resolution (its REOPENED event follows the
 // RESOLVED one in the history, which keeps it) and appends the event. It
 // reports false, writing nothing, when no such RESOLVED finding exists: it is
-// open already or was reopened by another run.
-func ReopenFinding(tx *gorm.DB, merchantID int64, key string, now time.Time) (bool, error) {
+// open already or was reopened by another run. A finding resolved after
+// resolvedBy is left resolved: the check that saw it read data older than
+// the resolution (a read replica's).
+func ReopenFinding(tx *gorm.DB, merchantID int64, key string, now, resolvedBy time.Time) (bool, error) {
 	res := tx.Exec(`UPDATE findings SET status = 'OPEN', reopened = reopened + 1, last_seen_at = ?,
 resolved_by = NULL, note = NULL, resolved_at = NULL
-WHERE merchant_id = ? AND dedupe_key = ? AND status = 'RESOLVED'`, now, merchantID, key)
+WHERE merchant_id = ? AND dedupe_key = ? AND status = 'RESOLVED' AND (resolved_at IS NULL OR resolved_at <= ?)`, now, merchantID, key, resolvedBy)
 	if res.Error != nil || res.RowsAffected != 1 {
 		return false, res.Error
 	}
@@ -324,4 +326,15 @@ func insertFindingOpenedEvents(tx *gorm.DB, merchantID int64, ids []int64) error
 		}
 	}
 	return nil
+}
+
+// OpenFindingStats counts, across all merchants, the OPEN findings and
+// returns when the oldest was created (nil when none is open).
+func OpenFindingStats(db *gorm.DB) (int64, *time.Time, error) {
+	var row struct {
+		N      int64
+		Oldest *time.Time
+	}
+	err := db.Raw(`SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM findings WHERE status = 'OPEN'`).Scan(&row).Error
+	return row.N, row.Oldest, err
 }

@@ -43,10 +43,18 @@ func migrationProvider(db *gorm.DB) (*goose.Provider, error) {
 
 // Migrate applies every pending embedded migration and returns the versions it
 // applied. It is safe to call from several processes at once on PostgreSQL.
+// When nothing is pending it takes no lock: the migration lock is a
+// session-level advisory lock, which a pooler in transaction mode (pgbouncer)
+// may take and release on different server connections, so a server started
+// through one only migrates when it must (and the operator runs coupond
+// migrate directly against PostgreSQL before an upgrade).
 func Migrate(ctx context.Context, db *gorm.DB) ([]int64, error) {
 	p, err := migrationProvider(db)
 	if err != nil {
 		return nil, fmt.Errorf("migrations: %w", err)
+	}
+	if pending, err := p.HasPending(ctx); err == nil && !pending {
+		return nil, nil
 	}
 	results, err := p.Up(ctx)
 	if err != nil {

@@ -14,8 +14,10 @@ import (
 
 // Audit appends audit events: who did what to which row, and from which request.
 type Audit struct {
-	db  *gorm.DB
-	now func() time.Time
+	db *gorm.DB
+	// read serves List: a read replica when there are any, else db.
+	read *gorm.DB
+	now  func() time.Time
 
 	throttleOnce sync.Once
 	refusals     *limiter[int64]
@@ -94,7 +96,7 @@ func (a *Audit) List(ctx context.Context, actor Actor, f AuditFilter, p PageArgs
 	if err := actor.require(models.RoleAdmin, models.RoleFinance); err != nil {
 		return Page[models.AuditEvent]{}, err
 	}
-	db := a.db.WithContext(ctx)
+	db := a.read.WithContext(ctx)
 	mf := models.AuditEventFilter{Action: strings.TrimSpace(f.Action), ActorID: f.ActorID}
 	var err error
 	if mf.From, mf.To, err = merchantRange(db, actor.MerchantID, f.From, f.To); err != nil {

@@ -16,7 +16,10 @@ import (
 
 // Campaigns creates campaigns (批次) and issues their coupons.
 type Campaigns struct {
-	db    *gorm.DB
+	db *gorm.DB
+	// read serves the codes export: a read replica when there are any,
+	// else db.
+	read  *gorm.DB
 	now   func() time.Time
 	audit *Audit
 	// byID caches campaigns for their benefit (type, value, caps, minimum

@@ -15,7 +15,10 @@ import (
 // Every query is scoped to the actor's merchant; clerks see the ledger of their
 // own stores.
 type Coupons struct {
-	db    *gorm.DB
+	db *gorm.DB
+	// read serves the lists, the ledger export and the hourly overview: a
+	// read replica when there are any, else db.
+	read  *gorm.DB
 	now   func() time.Time
 	audit *Audit
 }
@@ -71,7 +74,7 @@ func (c *Coupons) List(ctx context.Context, actor Actor, f CouponFilter, p PageA
 	} else if err := actor.require(readers()...); err != nil {
 		return Page[models.Coupon]{}, err
 	}
-	return paginate[models.Coupon](models.MerchantCoupons(c.db.WithContext(ctx), actor.MerchantID, f), "coupons", p)
+	return paginate[models.Coupon](models.MerchantCoupons(c.read.WithContext(ctx), actor.MerchantID, f), "coupons", p)
 }
 
 // Transitions returns the transitions of the given coupons in the order they
@@ -114,7 +117,7 @@ func (c *Coupons) Redemptions(ctx context.Context, actor Actor, f RedemptionFilt
 	if err := actor.require(readers()...); err != nil {
 		return Page[models.RedemptionFlow]{}, err
 	}
-	q := models.MerchantFlows(c.db.WithContext(ctx), actor.MerchantID, f.flowFilter(actor))
+	q := models.MerchantFlows(c.read.WithContext(ctx), actor.MerchantID, f.flowFilter(actor))
 	return paginate[models.RedemptionFlow](q, "redemption_flows", p)
 }
 
@@ -185,7 +188,7 @@ func (c *Coupons) RedemptionsByHour(ctx context.Context, actor Actor, from, to t
 	if actor.Role == models.RoleClerk {
 		only = append([]int64{}, actor.StoreIDs...)
 	}
-	rows, err := models.SucceededByHour(c.db.WithContext(ctx), actor.MerchantID, from, to, only, storeID)
+	rows, err := models.SucceededByHour(c.read.WithContext(ctx), actor.MerchantID, from, to, only, storeID)
 	if err != nil {
 		return nil, fmt.Errorf("redemptions by hour: %w", err)
 	}

@@ -17,13 +17,15 @@ var FillCouponCodes = fillCouponCodes
 // CheckWithReference runs the reconciliation checks as they were first
 // written, one plain query each, for tests that compare them with Check.
 func CheckWithReference(ctx context.Context, r *Reconciler) ([]Violation, error) {
-	return r.run(ctx, referenceChecks, runMode{workers: 1}, 0)
+	vs, _, err := r.run(ctx, referenceChecks, runMode{workers: 1}, 0)
+	return vs, err
 }
 
 // CheckYielding runs the checks as the scheduled job does: one at a time,
 // without parallel workers, pausing after each.
 func CheckYielding(ctx context.Context, r *Reconciler) ([]Violation, error) {
-	return r.run(ctx, checks, yieldingRun, 0)
+	vs, _, err := r.run(ctx, checks, yieldingRun, 0)
+	return vs, err
 }
 
 // referenceChecks are the checks as first written: the straightforward SQL of

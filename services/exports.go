@@ -35,7 +35,7 @@ func (c *Coupons) RedemptionExport(ctx context.Context, actor Actor, f Redemptio
 	if err := actor.require(readers()...); err != nil {
 		return nil, err
 	}
-	db := c.db.WithContext(ctx)
+	db := c.read.WithContext(ctx)
 	from, to, err := merchantRange(db, actor.MerchantID, f.From, f.To)
 	if err != nil {
 		return nil, err
@@ -61,7 +61,7 @@ func (r *Reconciler) FindingExport(ctx context.Context, actor Actor, f FindingEx
 	if err := actor.require(models.RoleAdmin, models.RoleFinance); err != nil {
 		return nil, err
 	}
-	db := r.db.WithContext(ctx)
+	db := r.read.WithContext(ctx)
 	from, to, err := merchantRange(db, actor.MerchantID, f.From, f.To)
 	if err != nil {
 		return nil, err
@@ -85,7 +85,7 @@ func (c *Campaigns) CodeExport(ctx context.Context, actor Actor, campaignID int6
 	if err := actor.MayExportCoupons(); err != nil {
 		return nil, nil, err
 	}
-	db := c.db.WithContext(ctx)
+	db := c.read.WithContext(ctx)
 	f, t, err := merchantRange(db, actor.MerchantID, from, to)
 	if err != nil {
 		return nil, nil, err

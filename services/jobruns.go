@@ -81,7 +81,9 @@ var ErrUnknownJob = &Error{Code: errcode.BadUserInput, Message: "unknown job", K
 // JobRuns runs background jobs and records each run: start, end, counts and
 // error, which the console shows.
 type JobRuns struct {
-	db         *gorm.DB
+	db *gorm.DB
+	// read serves the lists: a read replica when there are any, else db.
+	read       *gorm.DB
 	now        func() time.Time
 	node       string
 	log        *slog.Logger
@@ -91,9 +93,9 @@ type JobRuns struct {
 	expiry     *Expirer
 }
 
-func newJobRuns(db *gorm.DB, now func() time.Time, log *slog.Logger, c *Compensator, r *Reconciler, s *Statements, e *Expirer) *JobRuns {
+func newJobRuns(db, read *gorm.DB, now func() time.Time, log *slog.Logger, c *Compensator, r *Reconciler, s *Statements, e *Expirer) *JobRuns {
 	node, _ := os.Hostname()
-	return &JobRuns{db: db, now: now, node: fmt.Sprintf("%s:%d", node, os.Getpid()), log: log,
+	return &JobRuns{db: db, read: read, now: now, node: fmt.Sprintf("%s:%d", node, os.Getpid()), log: log,
 		compensate: c, reconcile: r, statements: s, expiry: e}
 }
 
@@ -258,7 +260,7 @@ func (j *JobRuns) ListInstallation(ctx context.Context, merchantID int64, f JobR
 }
 
 func (j *JobRuns) list(ctx context.Context, merchantID int64, f JobRunFilter, p PageArgs) (Page[JobRun], error) {
-	q := models.MerchantJobRuns(j.db.WithContext(ctx), merchantID, f.Job, f.Status)
+	q := models.MerchantJobRuns(j.read.WithContext(ctx), merchantID, f.Job, f.Status)
 	rows, err := paginate[models.JobRun](q, "job_runs", p)
 	if err != nil {
 		return Page[JobRun]{}, fmt.Errorf("list job runs: %w", err)

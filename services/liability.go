@@ -40,7 +40,7 @@ func (s *Statements) Liability(ctx context.Context, actor Actor) (*Liability, er
 		return nil, err
 	}
 	now := s.now()
-	l, err := models.LiabilityOf(s.db.WithContext(ctx), actor.MerchantID, now)
+	l, err := models.LiabilityOf(s.read.WithContext(ctx), actor.MerchantID, now)
 	if err != nil {
 		return nil, err
 	}

@@ -21,11 +21,16 @@ import (
 // Reconcile writes it down as findings, each once; finance lists and resolves
 // findings.
 type Reconciler struct {
-	db         *gorm.DB
+	db *gorm.DB
+	// read serves the checks, the findings list and export: a read replica
+	// when there are any, else db.
+	read       *gorm.DB
 	now        func() time.Time
 	audit      *Audit
 	interval   time.Duration
 	ordersInDB bool
+	// lag bounds how old read's data may be; nil when read is the primary.
+	lag func(ctx context.Context) (time.Duration, error)
 }
 
 // Violation is one broken invariant found by Check.
@@ -65,7 +70,24 @@ func (v Violation) String() string {
 // connection of its own: every check compares rows of one snapshot, and the
 // grace periods cover what changes between checks.
 func (r *Reconciler) Check(ctx context.Context) ([]Violation, error) {
-	return r.run(ctx, checks, runMode{workers: checkWorkers}, 0)
+	vs, _, err := r.run(ctx, checks, runMode{workers: checkWorkers}, 0)
+	return vs, err
+}
+
+// asOf is the time the data the checks read is known to be current at: now
+// on the primary, and now less the replicas' lag on a replica, whose data is
+// that much older. Judging the time-based checks as of then keeps a replica
+// from reporting a hold the primary resolved within the lag.
+func (r *Reconciler) asOf(ctx context.Context) (time.Time, error) {
+	now := r.now()
+	if r.lag == nil {
+		return now, nil
+	}
+	lag, err := r.lag(ctx)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read replica lag: %w", err)
+	}
+	return now.Add(-lag), nil
 }
 
 // checkWorkers is how many checks run at once. Most checks are one big join,
@@ -93,9 +115,13 @@ var yieldingRun = runMode{workers: 1, yield: true}
 const maxYieldPause = 5 * time.Second
 
 // run runs the checks, all merchants' rows or, with merchantID other than 0,
-// that merchant's only.
-func (r *Reconciler) run(ctx context.Context, all []check, mode runMode, merchantID int64) ([]Violation, error) {
-	now := r.now()
+// that merchant's only, and returns the time the data they read was current
+// at (see asOf).
+func (r *Reconciler) run(ctx context.Context, all []check, mode runMode, merchantID int64) ([]Violation, time.Time, error) {
+	now, err := r.asOf(ctx)
+	if err != nil {
+		return nil, now, err
+	}
 	p := checkParams{now: now, refundCutoff: now.Add(-r.interval), stuckCutoff: now.Add(-r.interval)}
 	var todo []check
 	for _, c := range all {
@@ -105,7 +131,7 @@ func (r *Reconciler) run(ctx context.Context, all []check, mode runMode, merchan
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	db := r.db.WithContext(ctx)
+	db := r.read.WithContext(ctx)
 	rows := make([][]checkRow, len(todo))
 	var (
 		wg       sync.WaitGroup
@@ -150,10 +176,10 @@ func (r *Reconciler) run(ctx context.Context, all []check, mode runMode, merchan
 	close(next)
 	wg.Wait()
 	if failed != nil {
-		return nil, failed
+		return nil, now, failed
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, now, err
 	}
 	var out []Violation
 	seen := map[string]bool{}
@@ -169,14 +195,17 @@ func (r *Reconciler) run(ctx context.Context, all []check, mode runMode, merchan
 			out = append(out, v)
 		}
 	}
-	return out, nil
+	return out, now, nil
 }
 
-// runCheck runs one check's query into rows. A yielding run on PostgreSQL
-// runs it in a read-only transaction that turns parallel query off, so the
-// check's joins take one backend's core instead of up to three.
+// runCheck runs one check's query into rows. A yielding run on the primary
+// PostgreSQL runs it in a read-only transaction that turns parallel query
+// off, so the check's joins take one backend's core instead of up to three.
+// On a read replica (r.lag set) the checks take nothing from the tills'
+// database, and a transaction would run on the primary: they run as they
+// are.
 func (r *Reconciler) runCheck(db *gorm.DB, mode runMode, q string, args []any, rows *[]checkRow) error {
-	if !mode.yield || models.DialectOfDB(db) != models.Postgres {
+	if !mode.yield || r.lag != nil || models.DialectOfDB(db) != models.Postgres {
 		return db.Raw(q, args...).Scan(rows).Error
 	}
 	return db.Transaction(func(tx *gorm.DB) error {
@@ -226,7 +255,7 @@ func (r *Reconciler) ReconcileMerchant(ctx context.Context, merchantID int64) (R
 // merchantID is 0; it also returns the counts of each merchant with a
 // violation.
 func (r *Reconciler) reconcile(ctx context.Context, merchantID int64) (ReconcileResult, map[int64]*ReconcileResult, error) {
-	vs, err := r.run(ctx, checks, yieldingRun, merchantID)
+	vs, asOf, err := r.run(ctx, checks, yieldingRun, merchantID)
 	if err != nil {
 		return ReconcileResult{}, nil, err
 	}
@@ -244,7 +273,7 @@ func (r *Reconciler) reconcile(ctx context.Context, merchantID int64) (Reconcile
 			CreatedAt: now})
 	}
 	for _, m := range order {
-		mr, err := r.writeFindings(ctx, m, byMerchant[m], now)
+		mr, err := r.writeFindings(ctx, m, byMerchant[m], now, asOf)
 		if err != nil {
 			return res, byMerchantRes, fmt.Errorf("write findings of merchant %d: %w", m, err)
 		}
@@ -259,8 +288,11 @@ func (r *Reconciler) reconcile(ctx context.Context, merchantID int64) (Reconcile
 // transaction: new keys are inserted (with their OPENED event), resolved ones
 // reopened, and all of them marked seen at now. Each reopening is a
 // conditional update judged by rows affected, so a finding resolved or
-// reopened meanwhile by someone else is counted by whoever changed it.
-func (r *Reconciler) writeFindings(ctx context.Context, merchantID int64, fs []models.Finding, now time.Time) (ReconcileResult, error) {
+// reopened meanwhile by someone else is counted by whoever changed it. Only
+// findings resolved at or before asOf, the time the checks' data was current
+// at, are reopened: a resolution made after it may have dealt with what the
+// checks saw.
+func (r *Reconciler) writeFindings(ctx context.Context, merchantID int64, fs []models.Finding, now, asOf time.Time) (ReconcileResult, error) {
 	res := ReconcileResult{Violations: len(fs)}
 	keys := make([]string, len(fs))
 	for i := range fs {
@@ -273,7 +305,7 @@ func (r *Reconciler) writeFindings(ctx context.Context, merchantID int64, fs []m
 			return err
 		}
 		for _, k := range resolved {
-			ok, err := models.ReopenFinding(tx, merchantID, k, now)
+			ok, err := models.ReopenFinding(tx, merchantID, k, now, asOf)
 			if err != nil {
 				return fmt.Errorf("reopen finding %s: %w", k, err)
 			}
@@ -294,6 +326,16 @@ func (r *Reconciler) writeFindings(ctx context.Context, merchantID int64, fs []m
 	return res, nil
 }
 
+// OpenFindingStats reports, across all merchants, how many findings are
+// OPEN and how long the oldest has been, for metrics.
+func (r *Reconciler) OpenFindingStats(ctx context.Context, now time.Time) (count int64, oldest time.Duration, err error) {
+	n, first, err := models.OpenFindingStats(r.db.WithContext(ctx))
+	if err != nil || first == nil {
+		return n, 0, err
+	}
+	return n, now.Sub(*first), nil
+}
+
 // FindingFilter narrows Findings; zero fields do not filter.
 type FindingFilter = models.FindingFilter
 
@@ -303,7 +345,7 @@ func (r *Reconciler) Findings(ctx context.Context, actor Actor, f FindingFilter,
 	if err := actor.require(models.RoleAdmin, models.RoleFinance); err != nil {
 		return Page[models.Finding]{}, err
 	}
-	q := models.MerchantFindings(r.db.WithContext(ctx), actor.MerchantID, f)
+	q := models.MerchantFindings(r.read.WithContext(ctx), actor.MerchantID, f)
 	page, err := paginate[models.Finding](q, "findings", p)
 	if err != nil {
 		return page, fmt.Errorf("list findings: %w", err)

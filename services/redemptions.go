@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"gorm.io/gorm"
 
 	"coupond/errcode"
@@ -49,6 +50,8 @@ type Redemptions struct {
 	// runs the take in its line (noFront).
 	front front
 	hooks hooks
+	// tracer makes the spans of the entry points (Options.TracerProvider).
+	tracer trace.Tracer
 }
 
 // adapter is the fulfillment adapter and the deadline of one call to it.
@@ -76,7 +79,8 @@ type hooks struct {
 func newRedemptions(db *gorm.DB, o Options, campaigns *Campaigns) *Redemptions {
 	s := &Redemptions{db: db, now: o.Now, holdTimeout: o.HoldTimeout, campaigns: campaigns,
 		adapter: adapter{Fulfiller: o.Fulfiller, timeout: o.FulfilTimeout}, limits: newRateLimits(o.Limits, o.Now),
-		gate: newGate(db), hooks: hooks{log: o.Logger, observe: o.OnRedemption, crash: o.CrashPoint}}
+		gate: newGate(db), hooks: hooks{log: o.Logger, observe: o.OnRedemption, crash: o.CrashPoint},
+		tracer: o.TracerProvider.Tracer("coupond/services")}
 	// On SQLite, whose one writer runs transactions one at a time anyway,
 	// concurrent takes share a transaction and its commit (groupCommit).
 	var group *groupCommit
@@ -124,6 +128,8 @@ type RedeemInput struct {
 // the same request id returns the flow as it stands. A rejection is returned
 // as a REJECTED flow, not an error.
 func (s *Redemptions) Redeem(ctx context.Context, actor Actor, in RedeemInput) (flow *models.RedemptionFlow, err error) {
+	ctx, span := startSpan(ctx, s.tracer, "Redemptions.Redeem", actor)
+	defer func() { endFlowSpan(span, flow, err) }()
 	defer func(start time.Time) { s.observed(models.OpRedeem, start, flow, err) }(time.Now())
 	req, err := s.admit(actor, models.OpRedeem, in)
 	if err != nil {
@@ -194,6 +200,8 @@ func (s *Redemptions) confirm(ctx context.Context, actor Actor, flow *models.Red
 // flow is PROCESSING, the coupon REDEEMING until HoldUntil, and the client must
 // confirm or cancel the redemption number. A rejection is a REJECTED flow.
 func (s *Redemptions) Reserve(ctx context.Context, actor Actor, in RedeemInput) (flow *models.RedemptionFlow, err error) {
+	ctx, span := startSpan(ctx, s.tracer, "Redemptions.Reserve", actor)
+	defer func() { endFlowSpan(span, flow, err) }()
 	defer func(start time.Time) { s.observed(models.OpReserve, start, flow, err) }(time.Now())
 	req, err := s.admit(actor, models.OpReserve, in)
 	if err != nil {

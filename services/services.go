@@ -5,6 +5,8 @@ import (
 	"net"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 	"gorm.io/gorm"
 
 	"coupond/models"
@@ -63,6 +65,14 @@ type Options struct {
 	AllowPrivateWebhooks bool
 	// Resolver resolves endpoint hosts; nil is net.DefaultResolver.
 	Resolver Resolver
+	// ReadReplicas, registered on the database by models.OpenReadReplicas,
+	// serve the reads that may be stale by their lag: lists, statements,
+	// exports, the overview and reconciliation's checks. Everything that
+	// decides stays on the primary. None: every read goes to the primary.
+	ReadReplicas []models.ReadReplica
+	// TracerProvider makes the spans of the redemption entry points; nil
+	// traces nothing (serve --otlp-endpoint sets one).
+	TracerProvider trace.TracerProvider
 }
 
 // CrashPoint names a moment of the redemption protocol after which a crash
@@ -112,6 +122,8 @@ type Services struct {
 	JobRuns *JobRuns
 	// Webhooks manages webhook endpoints and reads events and deliveries.
 	Webhooks *Webhooks
+	// Replicas reports on the read replicas.
+	Replicas *ReadReplicas
 }
 
 // New wires the services over db.
@@ -125,6 +137,9 @@ func New(db *gorm.DB, o Options) *Services {
 	if o.FulfilTimeout <= 0 {
 		o.FulfilTimeout = 10 * time.Second
 	}
+	if o.TracerProvider == nil {
+		o.TracerProvider = noop.NewTracerProvider()
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -137,13 +152,21 @@ func New(db *gorm.DB, o Options) *Services {
 	if o.LookupFailuresBeforeFinding <= 0 {
 		o.LookupFailuresBeforeFinding = 5
 	}
-	audit := &Audit{db: db, now: o.Now}
-	campaigns := &Campaigns{db: db, now: o.Now, audit: audit}
+	// read is where the reads that may be stale go: a replica, or the
+	// primary when there is none.
+	read := db
+	replicas := &ReadReplicas{replicas: o.ReadReplicas}
+	if replicas.Configured() {
+		read = models.Reading(db)
+	}
+	audit := &Audit{db: db, read: read, now: o.Now}
+	campaigns := &Campaigns{db: db, read: read, now: o.Now, audit: audit}
 	svc := &Services{
 		DB:          db,
 		Audit:       audit,
 		Campaigns:   campaigns,
-		Coupons:     &Coupons{db: db, now: o.Now, audit: audit},
+		Replicas:    replicas,
+		Coupons:     &Coupons{db: db, read: read, now: o.Now, audit: audit},
 		Stores:      &Stores{db: db, now: o.Now, audit: audit},
 		Merchants:   &Merchants{db: db, now: o.Now},
 		Tokens:      newTokens(db, o, audit),
@@ -152,14 +175,17 @@ func New(db *gorm.DB, o Options) *Services {
 	}
 	svc.Compensation = &Compensator{db: db, now: o.Now, red: svc.Redemptions, fulfiller: o.Fulfiller, log: o.Logger,
 		batchSize: 100, maxBatches: 50, lease: o.HoldTimeout, lookupFailures: int64(o.LookupFailuresBeforeFinding)}
-	svc.Reconciliation = &Reconciler{db: db, now: o.Now, audit: audit, interval: o.CompensateEvery,
+	svc.Reconciliation = &Reconciler{db: db, read: read, now: o.Now, audit: audit, interval: o.CompensateEvery,
 		ordersInDB: !o.ExternalOrders && !ordersOutside(o.Fulfiller)}
-	svc.Statements = &Statements{db: db, now: o.Now, audit: audit}
+	if replicas.Configured() {
+		svc.Reconciliation.lag = replicas.maxLag
+	}
+	svc.Statements = &Statements{db: db, read: read, now: o.Now, audit: audit}
 	svc.Expiry = &Expirer{db: db, now: o.Now, audit: audit, batchSize: 500, maxBatches: 100}
 	if o.Resolver == nil {
 		o.Resolver = net.DefaultResolver
 	}
 	svc.Webhooks = &Webhooks{db: db, now: o.Now, audit: audit, allowPrivate: o.AllowPrivateWebhooks, resolver: o.Resolver}
-	svc.JobRuns = newJobRuns(db, o.Now, o.Logger, svc.Compensation, svc.Reconciliation, svc.Statements, svc.Expiry)
+	svc.JobRuns = newJobRuns(db, read, o.Now, o.Logger, svc.Compensation, svc.Reconciliation, svc.Statements, svc.Expiry)
 	return svc
 }

@@ -22,7 +22,10 @@ import (
 // from the ledger. A closed day's lines never change: business that reaches
 // it afterwards is booked as an adjustment on the day it is found.
 type Statements struct {
-	db    *gorm.DB
+	db *gorm.DB
+	// read serves statements and the liability: a read replica when there
+	// are any (see Options.ReadReplicas), else db.
+	read  *gorm.DB
 	now   func() time.Time
 	audit *Audit
 }
@@ -117,7 +120,7 @@ func (s *Statements) Daily(ctx context.Context, actor Actor, in StatementInput) 
 	if err != nil {
 		return nil, err
 	}
-	return s.statement(s.db.WithContext(ctx), m.ID, loc, from, to, in.StoreID)
+	return s.statement(s.read.WithContext(ctx), m.ID, loc, from, to, in.StoreID)
 }
 
 // statementRange reads a statement's from and to (see StatementInput) as the

@@ -175,6 +175,9 @@ type ServerConfig struct {
 	// AllowPrivateWebhooks is serve --allow-private-webhooks: the suite's
 	// webhook receiver listens on loopback.
 	AllowPrivateWebhooks bool
+	// ExtraArgs are appended to serve's arguments (--query-exec-mode,
+	// --otlp-endpoint, ...).
+	ExtraArgs []string
 }
 
 // Server is a running coupond serve process.
@@ -192,6 +195,16 @@ func (s *Server) URL() string { return fmt.Sprintf("http://127.0.0.1:%d", s.cfg.
 
 // Config returns the server's configuration.
 func (s *Server) Config() ServerConfig { return s.cfg }
+
+// Reconfigure changes the configuration for the next Start (the port and
+// name stay).
+func (s *Server) Reconfigure(change func(*ServerConfig)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	port, name := s.cfg.Port, s.cfg.Name
+	change(&s.cfg)
+	s.cfg.Port, s.cfg.Name = port, name
+}
 
 // SetRedisURL changes --redis-url for the next Start.
 func (s *Server) SetRedisURL(url string) { s.mu.Lock(); s.cfg.RedisURL = url; s.mu.Unlock() }
@@ -243,6 +256,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if c.AllowPrivateWebhooks {
 		args = append(args, "--allow-private-webhooks")
 	}
+	args = append(args, c.ExtraArgs...)
 	logf, err := os.OpenFile(filepath.Join(s.env.Dir, c.Name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err

@@ -174,6 +174,9 @@ type Result struct {
 	WebhookLagP50MS   float64 `json:"webhook_lag_p50_ms,omitempty"`
 	WebhookLagP99MS   float64 `json:"webhook_lag_p99_ms,omitempty"`
 	WebhookEvents     int     `json:"webhook_events_at_half_knee,omitempty"`
+	// Scale is the knees of the beyond-one-machine comparison (Only
+	// "scale"): pooling, replicas behind haproxy, tracing.
+	Scale []ScaleRow `json:"scale,omitempty"`
 }
 
 func (c Config) logf(format string, a ...any) {
@@ -208,9 +211,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.Host, _ = os.Hostname()
 	res.LoadAvg = append(res.LoadAvg, loadavg())
 	host0 := harness.ReadHostCPU()
-	if cfg.Only == "redis" {
+	if cfg.Only == "redis" || cfg.Only == "scale" {
 		res.Only = cfg.Only
-		err := redisReplicas(ctx, cfg, res, cfg.Knee)
+		run := func() error { return redisReplicas(ctx, cfg, res, cfg.Knee) }
+		if cfg.Only == "scale" {
+			run = func() error { return scaleKnees(ctx, cfg, res) }
+		}
+		err := run()
 		res.WallSeconds = round(time.Since(start).Seconds())
 		res.LoadAvg = append(res.LoadAvg, loadavg())
 		res.HostCPU = harness.ReadHostCPU().Since(host0)

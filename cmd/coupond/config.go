@@ -96,3 +96,41 @@ type multiFlag []string
 
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// listFlag is a repeatable string flag whose environment variable holds a
+// comma-separated list; the flag on the command line, given once or more,
+// replaces the environment's list.
+type listFlag struct {
+	values []string
+	set    bool
+}
+
+func (l *listFlag) String() string {
+	if l == nil {
+		return ""
+	}
+	return strings.Join(l.values, ",")
+}
+
+func (l *listFlag) Set(v string) error {
+	if !l.set {
+		l.values, l.set = nil, true
+	}
+	l.values = append(l.values, v)
+	return nil
+}
+
+// List registers a repeatable flag backed by a comma-separated environment
+// variable.
+func (f flagSet) List(name, help string) *[]string {
+	l := &listFlag{}
+	if v, ok := lookupEnv(envName(name)); ok {
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				l.values = append(l.values, s)
+			}
+		}
+	}
+	f.Var(l, name, help+" (env "+envName(name)+", comma-separated)")
+	return &l.values
+}

@@ -115,5 +115,5 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		l = slog.LevelInfo
 	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+	return slog.New(traceLogHandler{slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})})
 }

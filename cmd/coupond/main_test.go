@@ -200,6 +200,9 @@ func TestServeDemo(t *testing.T) {
 			if v := metricValue(metrics, "coupond_http_open_connections"); v < 1 {
 				t.Fatalf("coupond_http_open_connections = %v during a request, want at least 1", v)
 			}
+			if !strings.Contains(metrics, "coupond_findings_open_oldest_seconds ") || metricValue(metrics, "coupond_findings_open") < 0 {
+				t.Fatalf("open findings gauges missing or failing:\n%s", metrics)
+			}
 			_, body, _ := get(t, "http://"+addr+"/export/coupons.csv?campaignId=1", admin)
 			if lines := strings.Count(body, "\n"); lines != 601 {
 				t.Fatalf("codes export has %d lines, want 600 codes and a header", lines)

@@ -51,6 +51,17 @@ func newMetrics(db *gorm.DB, svc func() *services.Services) (*metrics, error) {
 			return pick(n, oldest)
 		}
 	}
+	findings := func(pick func(n int64, oldest time.Duration) float64) func() float64 {
+		return func() float64 {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			n, oldest, err := svc().Reconciliation.OpenFindingStats(ctx, time.Now().UTC())
+			if err != nil {
+				return -1
+			}
+			return pick(n, oldest)
+		}
+	}
 	redis := func(name, help string, pick func(services.RedisStats) int64) prometheus.Collector {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "coupond_redis_" + name + "_total", Help: help},
 			func() float64 { return float64(pick(svc().Redemptions.RedisStats())) })
@@ -67,6 +78,12 @@ func newMetrics(db *gorm.DB, svc func() *services.Services) (*metrics, error) {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "coupond_redeeming_oldest_seconds",
 			Help: "Age of the oldest unfinished redemption; alert when it passes hold timeout plus the compensation interval."},
 			holds(func(_ int64, d time.Duration) float64 { return d.Seconds() })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "coupond_findings_open",
+			Help: "Reconciliation findings not yet resolved, all merchants."},
+			findings(func(n int64, _ time.Duration) float64 { return float64(n) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "coupond_findings_open_oldest_seconds",
+			Help: "Age of the oldest unresolved reconciliation finding; alert when finance has left one open past a day."},
+			findings(func(_ int64, d time.Duration) float64 { return d.Seconds() })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "coupond_redemptions_coalesced_total",
 			Help: "Redeem and reserve requests answered in their coupon's line behind an earlier request for it, instead of each asking the database: rejected in a batch because the coupon was taken for good, or given the known answer of their request id."},
 			func() float64 { return float64(svc().Redemptions.Coalesced()) }),
@@ -84,6 +101,7 @@ func newMetrics(db *gorm.DB, svc func() *services.Services) (*metrics, error) {
 			Help: "HTTP connections open now, active or idle; each holds buffers and a goroutine."},
 			func() float64 { return float64(m.conns.Load()) }),
 		collectors.NewDBStatsCollector(sqlDB, "coupond"),
+		replicaCollector{svc: svc},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -169,5 +187,52 @@ func (c *webhookCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, o := range m.Oldest {
 		ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, now.Sub(o.Oldest).Seconds(),
 			strconv.FormatInt(o.MerchantID, 10), strconv.FormatInt(o.EndpointID, 10))
+	}
+}
+
+var (
+	replicaLagSeconds = prometheus.NewDesc("coupond_read_replica_lag_seconds",
+		"How old a read replica's data may be: 0 when it has replayed all the WAL it received, else the time since the last transaction it replayed committed on the primary. Lists, statements, exports, the overview and reconciliation read from the replicas and may be this stale.",
+		[]string{"replica"}, nil)
+	replicaLagBytes = prometheus.NewDesc("coupond_read_replica_lag_bytes",
+		"WAL a read replica received and has not replayed yet.", []string{"replica"}, nil)
+	replicaUp = prometheus.NewDesc("coupond_read_replica_up",
+		"1 when the read replica answered and is in recovery (a replica), 0 otherwise.", []string{"replica"}, nil)
+	replicaPaused = prometheus.NewDesc("coupond_read_replica_replay_paused",
+		"1 while the read replica's WAL replay is paused (pg_wal_replay_pause).", []string{"replica"}, nil)
+)
+
+// replicaCollector asks each read replica for its replication status at
+// every scrape.
+type replicaCollector struct {
+	svc func() *services.Services
+}
+
+func (c replicaCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- replicaLagSeconds
+	ch <- replicaLagBytes
+	ch <- replicaUp
+	ch <- replicaPaused
+}
+
+func (c replicaCollector) Collect(ch chan<- prometheus.Metric) {
+	svc := c.svc()
+	if svc == nil {
+		return
+	}
+	b := func(v bool) float64 {
+		if v {
+			return 1
+		}
+		return 0
+	}
+	for _, st := range svc.Replicas.States(context.Background()) {
+		ch <- prometheus.MustNewConstMetric(replicaUp, prometheus.GaugeValue, b(st.Up && st.InRecovery), st.Name)
+		if !st.Up {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(replicaLagSeconds, prometheus.GaugeValue, st.LagSeconds, st.Name)
+		ch <- prometheus.MustNewConstMetric(replicaLagBytes, prometheus.GaugeValue, float64(st.LagBytes), st.Name)
+		ch <- prometheus.MustNewConstMetric(replicaPaused, prometheus.GaugeValue, b(st.ReplayPaused), st.Name)
 	}
 }

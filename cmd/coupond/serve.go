@@ -12,10 +12,13 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"regexp"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/trace"
 	"gorm.io/gorm"
 
 	"coupond/graph"
@@ -53,6 +56,10 @@ type serveConfig struct {
 	maxInflight          int
 	inflightWait         time.Duration
 	redisURL             string
+	readURLs             []string
+	queryExecMode        string
+	otlpEndpoint         string
+	otlpRatio            float64
 	// allowPrivateWebhooks accepts webhook endpoints on private addresses.
 	allowPrivateWebhooks bool
 	// webhookConcurrency bounds the attempts in flight per endpoint.
@@ -95,6 +102,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	redisURL := fs.String("redis-url", "", "Redis shared by the replicas, e.g. redis://127.0.0.1:6379/0: answers duplicate request ids and hot coupons' scans before the database (off when empty; the database decides either way)")
 	allowPrivate := fs.Bool("allow-private-webhooks", false, "accept webhook endpoints on loopback, private and link-local addresses (on-premise installs, tests); refused otherwise")
 	whConcurrency := fs.Int("webhook-concurrency", 4, "webhook attempts in flight at once per endpoint in this process")
+	readURLs := fs.List("read-database-url", "a streaming replica of the primary, e.g. postgres://replica1:5432/coupond, for lists, statements, exports, the overview and reconciliation's reads; repeat for more (decisions stay on the primary)")
+	execMode := fs.String("query-exec-mode", "", "pgx's default_query_exec_mode for the primary and the replicas when their URLs do not set it: cache_describe (or exec, simple_protocol) through pgbouncer in transaction mode, which has no prepared statements; empty keeps pgx's cache_statement")
+	otlp := fs.String("otlp-endpoint", "", "send OpenTelemetry traces to this OTLP/HTTP collector, e.g. http://127.0.0.1:4318 (off when empty)")
+	otlpRatio := fs.Float64("otlp-sample-ratio", 0.01, "share of requests traced with --otlp-endpoint, 0 to 1 (a request whose traceparent is sampled is always traced)")
 	var hooks []func(*services.Options) error
 	for _, h := range serveFlagHooks {
 		hooks = append(hooks, h(fs))
@@ -107,13 +118,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		limitTokenRPS: *tokenRPS, limitStoreRPS: *storeRPS, limitLookups: *lookups, maxConns: *maxConns,
 		limitCustomerRPS: *customerRPS, limitCustomerLookups: *customerLookups,
 		logLevel: *level, shutdownGrace: *grace, tokenCacheTTL: *tokenTTL, debugAddr: *debugAddr,
-		maxInflight: *maxInflight, inflightWait: *inflightWait, redisURL: *redisURL, optionHooks: hooks,
+		maxInflight: *maxInflight, inflightWait: *inflightWait, redisURL: *redisURL, readURLs: *readURLs, queryExecMode: *execMode,
+		otlpEndpoint: *otlp, otlpRatio: *otlpRatio, optionHooks: hooks,
 		allowPrivateWebhooks: *allowPrivate, webhookConcurrency: *whConcurrency}
 	if c.webhookConcurrency < 1 {
 		return errors.New("--webhook-concurrency must be at least 1")
 	}
 	if c.webhookURL != "" && c.webhookSecret == "" {
 		return errors.New("--webhook-url needs --webhook-secret")
+	}
+	if c.queryExecMode != "" && !slices.Contains(models.QueryExecModes, c.queryExecMode) {
+		return fmt.Errorf("--query-exec-mode %q: want one of %s", c.queryExecMode, strings.Join(models.QueryExecModes, ", "))
 	}
 	if c.maxInflight < 0 || c.inflightWait < 0 {
 		return errors.New("--max-inflight and --max-inflight-wait must not be negative")
@@ -141,11 +156,29 @@ func (c serveConfig) limits() services.Limits {
 // 503 at once so load balancers stop sending, in-flight requests finish within
 // the grace period, the jobs finish their runs, and the database closes last.
 func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logger) error {
-	db, err := openDB(ctx, c.databaseURL, models.OpenOptions{MaxOpenConns: c.maxConns, Logger: log, Warm: true})
+	db, err := openDB(ctx, c.databaseURL, models.OpenOptions{MaxOpenConns: c.maxConns, Logger: log, Warm: true, QueryExecMode: c.queryExecMode})
 	if err != nil {
 		return err
 	}
 	defer models.Close(db)
+	var tp trace.TracerProvider
+	if c.otlpEndpoint != "" {
+		var stop func(context.Context)
+		tp, stop, err = startTracing(ctx, c.otlpEndpoint, c.otlpRatio, db, log)
+		if err != nil {
+			return err
+		}
+		// Deferred after the database's close, so it runs first: the spans
+		// of the last requests are flushed while the process still can.
+		defer stop(context.WithoutCancel(ctx))
+	}
+	replicas, err := openReadReplicas(ctx, db, c, log)
+	if err != nil {
+		return err
+	}
+	for _, r := range replicas {
+		defer models.Close(r.DB)
+	}
 	var svc *services.Services
 	m, err := newMetrics(db, func() *services.Services { return svc })
 	if err != nil {
@@ -153,7 +186,7 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 	}
 	opts := services.Options{HoldTimeout: c.holdTimeout, FulfilTimeout: c.fulfilTimeout, CompensateEvery: c.compensateEvery,
 		Logger: log, Limits: c.limits(), OnRedemption: m.observeRedemption, TokenCacheTTL: c.tokenCacheTTL,
-		AllowPrivateWebhooks: c.allowPrivateWebhooks}
+		AllowPrivateWebhooks: c.allowPrivateWebhooks, ReadReplicas: replicas, TracerProvider: tp}
 	if c.redisURL != "" {
 		cache, err := openRedis(ctx, c.redisURL, log)
 		if err != nil {
@@ -203,7 +236,7 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 	var draining atomic.Bool
 	mux := http.NewServeMux()
 	inflight := newInflightLimit(c.maxInflight, c.inflightWait, m.reg)
-	mux.Handle("/graphql", inflight.wrap(graph.NewHandler(svc, graph.Options{Introspection: c.playground, Logger: log, JobRunner: sched.RunNow})))
+	mux.Handle("/graphql", inflight.wrap(graph.NewHandler(svc, graph.Options{Introspection: c.playground, Logger: log, JobRunner: sched.RunNow, TracerProvider: tp})))
 	mux.Handle("/export/", httpapi.NewExportHandler(svc, log))
 	mux.Handle("/import/", httpapi.NewImportHandler(svc, log))
 	if c.playground {
@@ -224,7 +257,7 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", c.addr, err)
 	}
-	srv := &http.Server{Handler: withRequestID(mux), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+	srv := &http.Server{Handler: withTraceContext(withRequestID(mux)), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 5 * time.Minute, IdleTimeout: 120 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		ConnState: m.connState}
 	log.Info("coupond serving", "addr", ln.Addr().String(), "database", string(models.DialectOf(c.databaseURL)), "jobs", c.jobs)
@@ -259,6 +292,30 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// openReadReplicas opens and checks --read-database-url: a replica that
+// cannot be reached or is at another schema version stops start-up, one that
+// is not in recovery is a warning.
+func openReadReplicas(ctx context.Context, db *gorm.DB, c serveConfig, log *slog.Logger) ([]models.ReadReplica, error) {
+	if len(c.readURLs) == 0 {
+		return nil, nil
+	}
+	if models.DialectOfDB(db) != models.Postgres {
+		return nil, errors.New("--read-database-url needs a PostgreSQL --database-url")
+	}
+	replicas, warnings, err := models.OpenReadReplicas(ctx, db, c.readURLs,
+		models.OpenOptions{MaxOpenConns: c.maxConns, Logger: log, Warm: true, QueryExecMode: c.queryExecMode}, 10*time.Second)
+	if err != nil {
+		return nil, fmt.Errorf("--read-database-url: %w", err)
+	}
+	for _, w := range warnings {
+		log.Warn(w)
+	}
+	for _, r := range replicas {
+		log.Info("reading lists, statements, exports and reconciliation from replica", "replica", r.Name)
+	}
+	return replicas, nil
 }
 
 // openRedis connects to the Redis at url. A malformed URL is an error; a

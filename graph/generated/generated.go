@@ -340,6 +340,7 @@ type ComplexityRoot struct {
 		JobRuns           func(childComplexity int, filter *model.JobRunFilter, first *int64, after *string) int
 		Jobs              func(childComplexity int) int
 		Liability         func(childComplexity int) int
+		ReadReplicas      func(childComplexity int) int
 		Redemption        func(childComplexity int, redeemNo string) int
 		RedemptionQuote   func(childComplexity int, code string, storeID int64, orderAmount int64, customerRef *string) int
 		Redemptions       func(childComplexity int, filter *model.RedemptionFilter, first *int64, after *string) int
@@ -350,6 +351,15 @@ type ComplexityRoot struct {
 		Viewer            func(childComplexity int) int
 		WebhookDeliveries func(childComplexity int, filter *model.WebhookDeliveryFilter, first *int64, after *string) int
 		WebhookEndpoints  func(childComplexity int) int
+	}
+
+	ReadReplica struct {
+		Error        func(childComplexity int) int
+		InRecovery   func(childComplexity int) int
+		LagSeconds   func(childComplexity int) int
+		Name         func(childComplexity int) int
+		ReplayPaused func(childComplexity int) int
+		Up           func(childComplexity int) int
 	}
 
 	Redemption struct {
@@ -580,6 +590,7 @@ type QueryResolver interface {
 	Campaigns(ctx context.Context, activeAt *time.Time, first *int64, after *string) (*model.CampaignConnection, error)
 	Coupon(ctx context.Context, code string) (*models.Coupon, error)
 	Coupons(ctx context.Context, filter *model.CouponFilter, first *int64, after *string) (*model.CouponConnection, error)
+	ReadReplicas(ctx context.Context) ([]*services.ReplicaState, error)
 	JobRuns(ctx context.Context, filter *model.JobRunFilter, first *int64, after *string) (*model.JobRunConnection, error)
 	Jobs(ctx context.Context) ([]string, error)
 	Findings(ctx context.Context, filter *model.FindingFilter, first *int64, after *string) (*model.FindingConnection, error)
@@ -1935,6 +1946,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Liability(childComplexity), true
+	case "Query.readReplicas":
+		if e.ComplexityRoot.Query.ReadReplicas == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.ReadReplicas(childComplexity), true
 	case "Query.redemption":
 		if e.ComplexityRoot.Query.Redemption == nil {
 			break
@@ -2035,6 +2052,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.WebhookEndpoints(childComplexity), true
+
+	case "ReadReplica.error":
+		if e.ComplexityRoot.ReadReplica.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReadReplica.Error(childComplexity), true
+	case "ReadReplica.inRecovery":
+		if e.ComplexityRoot.ReadReplica.InRecovery == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReadReplica.InRecovery(childComplexity), true
+	case "ReadReplica.lagSeconds":
+		if e.ComplexityRoot.ReadReplica.LagSeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReadReplica.LagSeconds(childComplexity), true
+	case "ReadReplica.name":
+		if e.ComplexityRoot.ReadReplica.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReadReplica.Name(childComplexity), true
+	case "ReadReplica.replayPaused":
+		if e.ComplexityRoot.ReadReplica.ReplayPaused == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReadReplica.ReplayPaused(childComplexity), true
+	case "ReadReplica.up":
+		if e.ComplexityRoot.ReadReplica.Up == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReadReplica.Up(childComplexity), true
 
 	case "Redemption.coupon":
 		if e.ComplexityRoot.Redemption.Coupon == nil {
@@ -3261,7 +3315,30 @@ input RunJobInput {
   job: String!
 }
 
+"""
+A streaming replica that serves lists, statements, exports, the overview and
+reconciliation's reads (serve --read-database-url). What it serves may be as old
+as its lag; nothing that decides (redemption, quotes, refunds, idempotency,
+authentication) ever reads it.
+"""
+type ReadReplica {
+  "host:port/database."
+  name: String!
+  "Whether it answered."
+  up: Boolean!
+  "Why it did not answer."
+  error: String
+  "Whether it is in recovery, i.e. a replica; false means it is a primary of its own."
+  inRecovery: Boolean!
+  "Whether its WAL replay is paused."
+  replayPaused: Boolean!
+  "How old its data may be, in seconds: 0 when it has replayed all it received."
+  lagSeconds: Float!
+}
+
 extend type Query {
+  "The read replicas this server reads from, with their lag; empty when it reads the primary only. ADMIN and FINANCE."
+  readReplicas: [ReadReplica!]!
   "Job runs, newest first. ADMIN and FINANCE."
   jobRuns(filter: JobRunFilter, first: Int, after: String): JobRunConnection!
   "The names of the jobs runJob accepts."
@@ -4679,6 +4756,24 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
+}
+
+func (ec *executionContext) childFields_ReadReplica(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_ReadReplica_name(ctx, field)
+	case "up":
+		return ec.fieldContext_ReadReplica_up(ctx, field)
+	case "error":
+		return ec.fieldContext_ReadReplica_error(ctx, field)
+	case "inRecovery":
+		return ec.fieldContext_ReadReplica_inRecovery(ctx, field)
+	case "replayPaused":
+		return ec.fieldContext_ReadReplica_replayPaused(ctx, field)
+	case "lagSeconds":
+		return ec.fieldContext_ReadReplica_lagSeconds(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReadReplica", field.Name)
 }
 
 func (ec *executionContext) childFields_Redemption(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10962,6 +11057,38 @@ func (ec *executionContext) fieldContext_Query_coupons(ctx context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_readReplicas(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_readReplicas(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().ReadReplicas(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*services.ReplicaState) graphql.Marshaler {
+			return ec.marshalNReadReplica2ᚕᚖcoupondᚋservicesᚐReplicaStateᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_readReplicas(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReadReplica(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_jobRuns(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11607,6 +11734,144 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ReadReplica_name(ctx context.Context, field graphql.CollectedField, obj *services.ReplicaState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReadReplica_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReadReplica_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReadReplica", field, false, false, "String")
+}
+
+func (ec *executionContext) _ReadReplica_up(ctx context.Context, field graphql.CollectedField, obj *services.ReplicaState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReadReplica_up(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Up, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReadReplica_up(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReadReplica", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ReadReplica_error(ctx context.Context, field graphql.CollectedField, obj *services.ReplicaState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReadReplica_error(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Error, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReadReplica_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReadReplica", field, false, false, "String")
+}
+
+func (ec *executionContext) _ReadReplica_inRecovery(ctx context.Context, field graphql.CollectedField, obj *services.ReplicaState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReadReplica_inRecovery(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InRecovery, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReadReplica_inRecovery(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReadReplica", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ReadReplica_replayPaused(ctx context.Context, field graphql.CollectedField, obj *services.ReplicaState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReadReplica_replayPaused(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReplayPaused, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReadReplica_replayPaused(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReadReplica", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ReadReplica_lagSeconds(ctx context.Context, field graphql.CollectedField, obj *services.ReplicaState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReadReplica_lagSeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LagSeconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReadReplica_lagSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReadReplica", field, false, false, "Float")
 }
 
 func (ec *executionContext) _Redemption_redeemNo(ctx context.Context, field graphql.CollectedField, obj *models.RedemptionFlow) (ret graphql.Marshaler) {
@@ -18977,6 +19242,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_coupons(ctx, field)
 				})
+		case "readReplicas":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_readReplicas(ctx, field)
+				})
 		case "jobRuns":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
 				true, true,
@@ -19074,6 +19345,64 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var readReplicaImplementors = []string{"ReadReplica"}
+
+func (ec *executionContext) _ReadReplica(ctx context.Context, sel ast.SelectionSet, obj *services.ReplicaState) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, readReplicaImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReadReplica")
+		case "name":
+			out.Values[i] = ec._ReadReplica_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "up":
+			out.Values[i] = ec._ReadReplica_up(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "error":
+			out.Values[i] = ec._ReadReplica_error(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "inRecovery":
+			out.Values[i] = ec._ReadReplica_inRecovery(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "replayPaused":
+			out.Values[i] = ec._ReadReplica_replayPaused(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lagSeconds":
+			out.Values[i] = ec._ReadReplica_lagSeconds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -20987,6 +21316,20 @@ func (ec *executionContext) marshalNFindingStatus2coupondᚋmodelsᚐFindingStat
 	return res
 }
 
+func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
+	res, err := graphql.UnmarshalFloatContext(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.SelectionSet, v float64) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalFloatContext(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "Float!")
+	}
+	return graphql.WrapContextMarshaler(ctx, res)
+}
+
 func (ec *executionContext) marshalNHourCount2ᚕᚖcoupondᚋservicesᚐHourCountᚄ(ctx context.Context, sel ast.SelectionSet, v []*services.HourCount) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -21234,6 +21577,30 @@ func (ec *executionContext) marshalNPageInfo2ᚖcoupondᚋgraphᚋmodelᚐPageIn
 		return graphql.Null
 	}
 	return ec._PageInfo(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNReadReplica2ᚕᚖcoupondᚋservicesᚐReplicaStateᚄ(ctx context.Context, sel ast.SelectionSet, v []*services.ReplicaState) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReadReplica2ᚖcoupondᚋservicesᚐReplicaState(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNReadReplica2ᚖcoupondᚋservicesᚐReplicaState(ctx context.Context, sel ast.SelectionSet, v *services.ReplicaState) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ReadReplica!")
+		return graphql.Null
+	}
+	return ec._ReadReplica(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNRedeemCouponInput2coupondᚋgraphᚋmodelᚐRedeemCouponInput(ctx context.Context, v any) (model.RedeemCouponInput, error) {

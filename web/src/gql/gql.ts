@@ -31,6 +31,7 @@ type Documents = {
     "\n  query CampaignForImport($id: ID!) {\n    campaign(id: $id) {\n      id\n      name\n      codeSource\n      state\n      issued\n      totalQuantity\n    }\n  }\n": typeof types.CampaignForImportDocument,
     "\n  query JobRuns($filter: JobRunFilter, $first: Int, $after: String) {\n    jobRuns(filter: $filter, first: $first, after: $after) {\n      edges {\n        cursor\n        node {\n          id\n          job\n          slot\n          node\n          status\n          error\n          startedAt\n          finishedAt\n          counts {\n            name\n            value\n          }\n        }\n      }\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n    }\n    jobs\n  }\n": typeof types.JobRunsDocument,
     "\n  mutation RunJob($input: RunJobInput!) {\n    runJob(input: $input) {\n      id\n      job\n      status\n      error\n      startedAt\n      finishedAt\n      counts {\n        name\n        value\n      }\n    }\n  }\n": typeof types.RunJobDocument,
+    "\n  query ReadReplicas {\n    readReplicas {\n      name\n      up\n      error\n      inRecovery\n      replayPaused\n      lagSeconds\n    }\n  }\n": typeof types.ReadReplicasDocument,
     "\n  query WeekByHour($from: Time!, $to: Time!) {\n    redemptionsByHour(from: $from, to: $to) {\n      hour\n      redeemed\n    }\n  }\n": typeof types.WeekByHourDocument,
     "\n  query Today($day: String!) {\n    statements(from: $day, to: $day) {\n      stores {\n        store {\n          id\n        }\n        redeemedCount\n        redeemedAmount\n        refundedCount\n        refundedAmount\n      }\n      lapsed {\n        expiredCount\n        expiredValue\n        voidedCount\n      }\n    }\n  }\n": typeof types.TodayDocument,
     "\n  query Liability {\n    liability {\n      at\n      unusedCount\n      faceValue\n      discountCouponsAt\n      uncappedDiscountCount\n    }\n  }\n": typeof types.LiabilityDocument,
@@ -74,6 +75,7 @@ const documents: Documents = {
     "\n  query CampaignForImport($id: ID!) {\n    campaign(id: $id) {\n      id\n      name\n      codeSource\n      state\n      issued\n      totalQuantity\n    }\n  }\n": types.CampaignForImportDocument,
     "\n  query JobRuns($filter: JobRunFilter, $first: Int, $after: String) {\n    jobRuns(filter: $filter, first: $first, after: $after) {\n      edges {\n        cursor\n        node {\n          id\n          job\n          slot\n          node\n          status\n          error\n          startedAt\n          finishedAt\n          counts {\n            name\n            value\n          }\n        }\n      }\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n    }\n    jobs\n  }\n": types.JobRunsDocument,
     "\n  mutation RunJob($input: RunJobInput!) {\n    runJob(input: $input) {\n      id\n      job\n      status\n      error\n      startedAt\n      finishedAt\n      counts {\n        name\n        value\n      }\n    }\n  }\n": types.RunJobDocument,
+    "\n  query ReadReplicas {\n    readReplicas {\n      name\n      up\n      error\n      inRecovery\n      replayPaused\n      lagSeconds\n    }\n  }\n": types.ReadReplicasDocument,
     "\n  query WeekByHour($from: Time!, $to: Time!) {\n    redemptionsByHour(from: $from, to: $to) {\n      hour\n      redeemed\n    }\n  }\n": types.WeekByHourDocument,
     "\n  query Today($day: String!) {\n    statements(from: $day, to: $day) {\n      stores {\n        store {\n          id\n        }\n        redeemedCount\n        redeemedAmount\n        refundedCount\n        refundedAmount\n      }\n      lapsed {\n        expiredCount\n        expiredValue\n        voidedCount\n      }\n    }\n  }\n": types.TodayDocument,
     "\n  query Liability {\n    liability {\n      at\n      unusedCount\n      faceValue\n      discountCouponsAt\n      uncappedDiscountCount\n    }\n  }\n": types.LiabilityDocument,
@@ -182,6 +184,10 @@ export function graphql(source: "\n  query JobRuns($filter: JobRunFilter, $first
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation RunJob($input: RunJobInput!) {\n    runJob(input: $input) {\n      id\n      job\n      status\n      error\n      startedAt\n      finishedAt\n      counts {\n        name\n        value\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation RunJob($input: RunJobInput!) {\n    runJob(input: $input) {\n      id\n      job\n      status\n      error\n      startedAt\n      finishedAt\n      counts {\n        name\n        value\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ReadReplicas {\n    readReplicas {\n      name\n      up\n      error\n      inRecovery\n      replayPaused\n      lagSeconds\n    }\n  }\n"): (typeof documents)["\n  query ReadReplicas {\n    readReplicas {\n      name\n      up\n      error\n      inRecovery\n      replayPaused\n      lagSeconds\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

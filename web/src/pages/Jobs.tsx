@@ -59,6 +59,57 @@ const RunJobDocument = graphql(`
   }
 `);
 
+const ReadReplicasDocument = graphql(`
+  query ReadReplicas {
+    readReplicas {
+      name
+      up
+      error
+      inRecovery
+      replayPaused
+      lagSeconds
+    }
+  }
+`);
+
+/** ReadReplicas shows the replicas the server reads lists and reports from, with their lag; nothing when there are none. */
+function ReadReplicas() {
+  const { t } = useI18n();
+  const [res] = useQuery({ query: ReadReplicasDocument, requestPolicy: 'network-only' });
+  const replicas = res.data?.readReplicas ?? [];
+  if (!replicas.length) return null;
+  const state = (r: (typeof replicas)[number]) =>
+    !r.up ? t('jobs.replicaDown') : !r.inRecovery ? t('jobs.replicaNotReplica') : r.replayPaused ? t('jobs.replicaPaused') : t('jobs.replicaStreaming');
+  return (
+    <Card title={t('jobs.replicas')}>
+      <p className="muted small">{t('jobs.replicasNote')}</p>
+      <table className="table" data-testid="read-replicas">
+        <thead>
+          <tr>
+            <th>{t('jobs.replica')}</th>
+            <th>{t('jobs.replicaState')}</th>
+            <th className="num">{t('jobs.replicaLag')}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {replicas.map((r) => (
+            <tr key={r.name}>
+              <td>
+                <code className="small">{r.name}</code>
+              </td>
+              <td className={!r.up || !r.inRecovery ? 'text-danger' : undefined}>
+                {state(r)}
+                {r.error && <div className="cell-note">{r.error}</div>}
+              </td>
+              <td className="num">{r.up ? `${r.lagSeconds.toFixed(1)} s` : '—'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </Card>
+  );
+}
+
 type Run = JobRunsQuery['jobRuns']['edges'][number]['node'];
 const col = createColumnHelper<Run>();
 const PAGE = 25;
@@ -207,6 +258,7 @@ export function JobsPage() {
           pager={{ page: pager.page, hasPrev: pager.hasPrev, hasNext: !!pageInfo?.hasNextPage, onPrev: pager.prev, onNext: () => pager.next(pageInfo?.endCursor) }}
         />
       </Card>
+      <ReadReplicas />
     </>
   );
 }
