@@ -20,6 +20,7 @@ import (
 var notFromExports = map[string]bool{
 	errcode.QueryTooComplex: true, errcode.Overloaded: true, errcode.Unavailable: true,
 	errcode.GraphQLParseFailed: true, errcode.GraphQLValidationFailed: true, errcode.ComplexityLimitExceeded: true,
+	errcode.PersistedQueryNotFound: true,
 }
 
 // Every code an export can fail with is answered with the HTTP status
