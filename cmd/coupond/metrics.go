@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -141,6 +142,10 @@ type webhookCollector struct {
 	byStatus  *prometheus.Desc
 	oldest    *prometheus.Desc
 	attempts  *prometheus.Desc
+
+	mu     sync.Mutex
+	last   services.WebhookMetrics
+	readAt time.Time
 }
 
 func newWebhookCollector(svc func() *services.Services, deliverer func() *services.Deliverer) *webhookCollector {
@@ -162,6 +167,29 @@ func (c *webhookCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.attempts
 }
 
+// outboxMetricsEvery is how often a scrape reads the outbox's figures from
+// the database: they count whole tables, which grow with every redemption,
+// so scrapes in between (and every replica's) reuse the last reading.
+const outboxMetricsEvery = 30 * time.Second
+
+// outbox returns the outbox's figures, read at most once per
+// outboxMetricsEvery.
+func (c *webhookCollector) outbox(svc *services.Services) (services.WebhookMetrics, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.readAt.IsZero() && time.Since(c.readAt) < outboxMetricsEvery {
+		return c.last, true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	m, err := svc.Webhooks.Metrics(ctx)
+	if err != nil {
+		return services.WebhookMetrics{}, false
+	}
+	c.last, c.readAt = m, time.Now()
+	return m, true
+}
+
 func (c *webhookCollector) Collect(ch chan<- prometheus.Metric) {
 	if d := c.deliverer(); d != nil {
 		s := d.Stats()
@@ -173,10 +201,8 @@ func (c *webhookCollector) Collect(ch chan<- prometheus.Metric) {
 	if svc == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	m, err := svc.Webhooks.Metrics(ctx)
-	if err != nil {
+	m, ok := c.outbox(svc)
+	if !ok {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(c.events, prometheus.GaugeValue, float64(m.Events))
