@@ -449,3 +449,33 @@ func TestTokenCheckWithDatabaseDown(t *testing.T) {
 		}
 	})
 }
+
+// The quote over GraphQL names every failing rule and keeps its older
+// fields: rejectReason is the first of reasons.
+func TestQuoteReasonsOverGraphQL(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		a := newAPI(t, db, graph.Options{})
+		storeID, codes := a.setup(1)
+		clerk := a.clerk("SH01")
+		var used struct{ RedeemCoupon redemption }
+		a.mustDo(t, clerk, redeemCoupon, redeemVars(codes[0], storeID, "use", 5000), &used)
+		const quote = `query($code: String!, $store: ID!, $amount: Int!) { redemptionQuote(code: $code, storeId: $store, orderAmount: $amount) {
+			eligible rejectReason reasons discountAmount payAmount usableNextAt } }`
+		var out struct {
+			RedemptionQuote struct {
+				Eligible       bool
+				RejectReason   *string
+				Reasons        []string
+				DiscountAmount int64
+				PayAmount      int64
+				UsableNextAt   *string
+			}
+		}
+		a.mustDo(t, clerk, quote, map[string]any{"code": codes[0], "store": storeID, "amount": 1000}, &out)
+		q := out.RedemptionQuote
+		if q.Eligible || q.RejectReason == nil || *q.RejectReason != "COUPON_NOT_AVAILABLE" ||
+			strings.Join(q.Reasons, ",") != "COUPON_NOT_AVAILABLE,MIN_SPEND_NOT_MET" || q.PayAmount != 1000 || q.UsableNextAt != nil {
+			t.Fatalf("quote %+v", q)
+		}
+	})
+}

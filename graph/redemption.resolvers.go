@@ -112,6 +112,15 @@ func (r *redemptionQuoteResolver) RejectReason(ctx context.Context, obj *service
 	return &reason, nil
 }
 
+// Reasons is the resolver for the reasons field.
+func (r *redemptionQuoteResolver) Reasons(ctx context.Context, obj *services.Quote) ([]model.RejectReason, error) {
+	out := make([]model.RejectReason, len(obj.Reasons))
+	for i, r := range obj.Reasons {
+		out[i] = model.RejectReason(r)
+	}
+	return out, nil
+}
+
 // Redemption is the resolver for the redemption field.
 func (r *refundResolver) Redemption(ctx context.Context, obj *models.RefundFlow) (*models.RedemptionFlow, error) {
 	return r.Svc.Coupons.Redemption(ctx, services.ActorFrom(ctx), obj.RedeemNo)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -34,30 +35,81 @@ const MaxOrderAmount = 10_000_000_000
 // decided) and for a quote (where it is the answer). TestEligibilityExplained
 // holds the two together on both databases.
 func diagnose(db *gorm.DB, campaign *models.Campaign, c *models.Coupon, storeID, orderAmount int64, now time.Time) (string, error) {
+	reasons, err := diagnoseAll(db, campaign, c, storeID, orderAmount, now)
+	if err != nil || len(reasons) == 0 {
+		return "", err
+	}
+	return reasons[0], nil
+}
+
+// diagnoseAll names every rule that keeps coupon c from being taken, each
+// once, in the order diagnose ranks them (status, validity, campaign state,
+// minimum spend, store), so its first is diagnose's answer; none when the
+// coupon could be taken. A quote shows them all, so the clerk learns at once
+// everything that stands in the way.
+func diagnoseAll(db *gorm.DB, campaign *models.Campaign, c *models.Coupon, storeID, orderAmount int64, now time.Time) ([]string, error) {
+	var reasons []string
+	add := func(r string) {
+		if !slices.Contains(reasons, r) {
+			reasons = append(reasons, r)
+		}
+	}
 	switch {
 	case c.Status == models.CouponExpired:
-		return RejectExpired, nil
+		add(RejectExpired)
 	case c.Status != models.CouponUnused:
-		return RejectNotAvailable, nil
+		add(RejectNotAvailable)
+	}
+	switch {
 	case now.Before(c.ValidFrom):
-		return RejectNotYetValid, nil
-	case !now.Before(c.ValidTo), campaign.State == models.CampaignEnded:
-		return RejectExpired, nil
-	case campaign.State == models.CampaignPaused:
-		return RejectCampaignPaused, nil
-	case orderAmount < campaign.MinSpend:
-		return RejectMinSpendNotMet, nil
+		add(RejectNotYetValid)
+	case !now.Before(c.ValidTo):
+		add(RejectExpired)
+	}
+	if campaign.State == models.CampaignEnded {
+		add(RejectExpired)
+	}
+	if campaign.State == models.CampaignPaused {
+		add(RejectCampaignPaused)
+	}
+	if orderAmount < campaign.MinSpend {
+		add(RejectMinSpendNotMet)
 	}
 	if !campaign.AllStores {
 		ok, err := models.CampaignHasStore(db, campaign.ID, storeID)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		if !ok {
-			return RejectStoreNotEligible, nil
+			add(RejectStoreNotEligible)
 		}
 	}
-	return "", nil
+	return reasons, nil
+}
+
+// timeReasons are the reject reasons that only the passing of time can
+// lift: when they are all a coupon fails on, a quote says when it is usable
+// next.
+var timeReasons = []string{RejectNotYetValid}
+
+// usableNextAt is when coupon c could be taken next, as far as time rules
+// go, given that reasons are all the rules it fails now; nil when a rule
+// other than time fails, or none does.
+func usableNextAt(c *models.Coupon, reasons []string, now time.Time) *time.Time {
+	if len(reasons) == 0 {
+		return nil
+	}
+	for _, r := range reasons {
+		if !slices.Contains(timeReasons, r) {
+			return nil
+		}
+	}
+	next := now
+	if now.Before(c.ValidFrom) {
+		next = c.ValidFrom
+	}
+	next = next.UTC()
+	return &next
 }
 
 // QuoteInput asks what a coupon would do for an order at a store.
@@ -67,11 +119,18 @@ type QuoteInput struct {
 	OrderAmount int64
 }
 
-// Quote is what a redemption would give now: the coupon, the reason it would
-// be rejected ("" when it would not), and the discount.
+// Quote is what a redemption would give now: the coupon, every reason it
+// would be rejected (none when it would not), and the discount.
 type Quote struct {
-	Coupon         *models.Coupon
-	RejectReason   string
+	Coupon *models.Coupon
+	// RejectReason is the first of Reasons, the one a redemption now would
+	// record; "" when eligible.
+	RejectReason string
+	// Reasons are all the rules the coupon fails now, RejectReason first.
+	Reasons []string
+	// UsableNextAt is when the coupon can be used next, set when only time
+	// rules fail.
+	UsableNextAt   *time.Time
 	DiscountAmount int64
 	// PayAmount is what the customer would pay: the order less the discount.
 	PayAmount int64
@@ -111,14 +170,17 @@ func (s *Redemptions) Quote(ctx context.Context, actor Actor, in QuoteInput) (*Q
 	if err != nil {
 		return nil, err
 	}
-	reason, err := diagnose(db, campaign, c, in.StoreID, in.OrderAmount, s.now())
+	now := s.now()
+	reasons, err := diagnoseAll(db, campaign, c, in.StoreID, in.OrderAmount, now)
 	if err != nil {
 		return nil, fmt.Errorf("quote coupon %d: %w", c.ID, err)
 	}
-	q := &Quote{Coupon: c, RejectReason: reason, PayAmount: in.OrderAmount}
-	if reason == "" {
+	q := &Quote{Coupon: c, Reasons: reasons, PayAmount: in.OrderAmount, UsableNextAt: usableNextAt(c, reasons, now)}
+	if len(reasons) == 0 {
 		q.DiscountAmount = campaign.Discount(in.OrderAmount)
 		q.PayAmount -= q.DiscountAmount
+	} else {
+		q.RejectReason = reasons[0]
 	}
 	return q, nil
 }

@@ -3,6 +3,7 @@ package services
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -88,6 +89,11 @@ func TestEligibilityExplained(t *testing.T) {
 							now.Format(time.RFC3339), amount, store)
 						reason, err := diagnose(db, c.campaign, c.row, store, amount, now)
 						must(t, err)
+						all, err := diagnoseAll(db, c.campaign, c.row, store, amount, now)
+						must(t, err)
+						if want := wantReasons(c.campaign, c.row, store, storeA.ID, amount, now); !slices.Equal(all, want) {
+							t.Errorf("%s: diagnoseAll %v, want %v", name, all, want)
+						}
 						taken, err := models.CouponEligible(db, c.row.ID, store, amount, now)
 						must(t, err)
 						if taken != (reason == "") {
@@ -130,6 +136,25 @@ func wantReason(camp *models.Campaign, c *models.Coupon, store, onlyStore, amoun
 		return RejectStoreNotEligible
 	}
 	return ""
+}
+
+// wantReasons is every reject reason the design gives for the case, each
+// once, in the rank of wantReason, written independently of diagnoseAll.
+func wantReasons(camp *models.Campaign, c *models.Coupon, store, onlyStore, amount int64, now time.Time) []string {
+	var out []string
+	add := func(fails bool, r string) {
+		if fails && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	add(c.Status == models.CouponExpired, RejectExpired)
+	add(c.Status != models.CouponUnused && c.Status != models.CouponExpired, RejectNotAvailable)
+	add(now.Before(camp.ValidFrom), RejectNotYetValid)
+	add(!now.Before(camp.ValidTo) || camp.State == models.CampaignEnded, RejectExpired)
+	add(camp.State == models.CampaignPaused, RejectCampaignPaused)
+	add(amount < camp.MinSpend, RejectMinSpendNotMet)
+	add(!camp.AllStores && store != onlyStore, RejectStoreNotEligible)
+	return out
 }
 
 func must(t testing.TB, err error) {

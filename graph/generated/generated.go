@@ -337,7 +337,9 @@ type ComplexityRoot struct {
 		DiscountAmount func(childComplexity int) int
 		Eligible       func(childComplexity int) int
 		PayAmount      func(childComplexity int) int
+		Reasons        func(childComplexity int) int
 		RejectReason   func(childComplexity int) int
+		UsableNextAt   func(childComplexity int) int
 	}
 
 	Refund struct {
@@ -502,6 +504,7 @@ type RedemptionResolver interface {
 }
 type RedemptionQuoteResolver interface {
 	RejectReason(ctx context.Context, obj *services.Quote) (*model.RejectReason, error)
+	Reasons(ctx context.Context, obj *services.Quote) ([]model.RejectReason, error)
 }
 type RefundResolver interface {
 	Redemption(ctx context.Context, obj *models.RefundFlow) (*models.RedemptionFlow, error)
@@ -1850,12 +1853,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RedemptionQuote.PayAmount(childComplexity), true
+	case "RedemptionQuote.reasons":
+		if e.ComplexityRoot.RedemptionQuote.Reasons == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedemptionQuote.Reasons(childComplexity), true
 	case "RedemptionQuote.rejectReason":
 		if e.ComplexityRoot.RedemptionQuote.RejectReason == nil {
 			break
 		}
 
 		return e.ComplexityRoot.RedemptionQuote.RejectReason(childComplexity), true
+	case "RedemptionQuote.usableNextAt":
+		if e.ComplexityRoot.RedemptionQuote.UsableNextAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedemptionQuote.UsableNextAt(childComplexity), true
 
 	case "Refund.amount":
 		if e.ComplexityRoot.Refund.Amount == nil {
@@ -3136,8 +3151,12 @@ type RedemptionQuote {
   coupon: Coupon!
   "Whether a redemption now would succeed (unless someone else takes the coupon first)."
   eligible: Boolean!
-  "Why a redemption now would be rejected, when not eligible."
+  "Why a redemption now would be rejected, when not eligible: the first of reasons, the one a redemption would record."
   rejectReason: RejectReason
+  "Every rule the coupon fails now, not only the first; empty when eligible."
+  reasons: [RejectReason!]!
+  "When the coupon can be used next, when only time rules fail (for example COUPON_NOT_YET_VALID); null otherwise."
+  usableNextAt: Time
   "What the coupon would take off, in fen; 0 when not eligible."
   discountAmount: Int!
   "What the customer would pay, in fen."
@@ -3882,6 +3901,10 @@ func (ec *executionContext) childFields_RedemptionQuote(ctx context.Context, fie
 		return ec.fieldContext_RedemptionQuote_eligible(ctx, field)
 	case "rejectReason":
 		return ec.fieldContext_RedemptionQuote_rejectReason(ctx, field)
+	case "reasons":
+		return ec.fieldContext_RedemptionQuote_reasons(ctx, field)
+	case "usableNextAt":
+		return ec.fieldContext_RedemptionQuote_usableNextAt(ctx, field)
 	case "discountAmount":
 		return ec.fieldContext_RedemptionQuote_discountAmount(ctx, field)
 	case "payAmount":
@@ -10234,6 +10257,52 @@ func (ec *executionContext) fieldContext_RedemptionQuote_rejectReason(_ context.
 	return graphql.NewScalarFieldContext("RedemptionQuote", field, true, true, "RejectReason")
 }
 
+func (ec *executionContext) _RedemptionQuote_reasons(ctx context.Context, field graphql.CollectedField, obj *services.Quote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedemptionQuote_reasons(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RedemptionQuote().Reasons(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.RejectReason) graphql.Marshaler {
+			return ec.marshalNRejectReason2ᚕcoupondᚋgraphᚋmodelᚐRejectReasonᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RedemptionQuote_reasons(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RedemptionQuote", field, true, true, "RejectReason")
+}
+
+func (ec *executionContext) _RedemptionQuote_usableNextAt(ctx context.Context, field graphql.CollectedField, obj *services.Quote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedemptionQuote_usableNextAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UsableNextAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RedemptionQuote_usableNextAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RedemptionQuote", field, false, false, "Time")
+}
+
 func (ec *executionContext) _RedemptionQuote_discountAmount(ctx context.Context, field graphql.CollectedField, obj *services.Quote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15874,6 +15943,17 @@ func (ec *executionContext) _RedemptionQuote(ctx context.Context, sel ast.Select
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._RedemptionQuote_rejectReason(ctx, field, obj)
 				})
+		case "reasons":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._RedemptionQuote_reasons(ctx, field, obj)
+				})
+		case "usableNextAt":
+			out.Values[i] = ec._RedemptionQuote_usableNextAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "discountAmount":
 			out.Values[i] = ec._RedemptionQuote_discountAmount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -17521,6 +17601,46 @@ func (ec *executionContext) marshalNRefund2ᚖcoupondᚋmodelsᚐRefundFlow(ctx 
 func (ec *executionContext) unmarshalNRefundRedemptionInput2coupondᚋgraphᚋmodelᚐRefundRedemptionInput(ctx context.Context, v any) (model.RefundRedemptionInput, error) {
 	res, err := ec.unmarshalInputRefundRedemptionInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNRejectReason2coupondᚋgraphᚋmodelᚐRejectReason(ctx context.Context, v any) (model.RejectReason, error) {
+	var res model.RejectReason
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRejectReason2coupondᚋgraphᚋmodelᚐRejectReason(ctx context.Context, sel ast.SelectionSet, v model.RejectReason) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNRejectReason2ᚕcoupondᚋgraphᚋmodelᚐRejectReasonᚄ(ctx context.Context, v any) ([]model.RejectReason, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]model.RejectReason, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNRejectReason2coupondᚋgraphᚋmodelᚐRejectReason(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNRejectReason2ᚕcoupondᚋgraphᚋmodelᚐRejectReasonᚄ(ctx context.Context, sel ast.SelectionSet, v []model.RejectReason) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRejectReason2coupondᚋgraphᚋmodelᚐRejectReason(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNResolveFindingInput2coupondᚋgraphᚋmodelᚐResolveFindingInput(ctx context.Context, v any) (model.ResolveFindingInput, error) {
