@@ -48,7 +48,10 @@ type Campaign struct {
 	Reissued            int64
 	PerCustomerLimit    int64
 	RefundWindowMinutes int64
-	Version             int64
+	// UsesPerCoupon is how many uses each coupon gives: 1, or up to 100 for
+	// a multi-use card (次卡).
+	UsesPerCoupon int64 `gorm:"default:1"`
+	Version       int64
 	State               CampaignState
 	CreatedAt           time.Time
 }

@@ -9,8 +9,9 @@ import (
 
 // redeemOnceSQL is a whole one-shot redemption with the builtin adapter in one
 // statement: the conditional update takes the coupon from UNUSED straight to
-// REDEEMED (version + 2, both edges recorded, exactly what the reserve and
-// confirm updates of one transaction leave behind), and the order, the
+// REDEEMED, or for a multi-use card with uses left back to UNUSED (version
+// + 2, both edges recorded, exactly what the reserve and confirm updates of
+// one transaction leave behind, ConfirmUse's accounting of uses included), and the order, the
 // SUCCEEDED flow and the two transitions are inserted from its result, so
 // nothing is written when the coupon is not taken. The update's WHERE is the
 // reserve's (eligibleSQL), and the discount is
@@ -18,9 +19,11 @@ import (
 // $3 merchant, $4 code, $5 order amount, $6 store, $7 request id,
 // $8 fingerprint, $9 operator, $10 hold deadline, $11 actor.
 var redeemOnceSQL = `WITH c AS (
-  UPDATE coupons SET status = 'REDEEMED', redeem_no = $1, version = version + 2, updated_at = $2
+  UPDATE coupons SET status = CASE WHEN uses_left = 1 THEN 'REDEEMED' ELSE 'UNUSED' END,
+    redeem_no = CASE WHEN uses_left = 1 THEN $1 END, uses_left = uses_left - 1,
+    version = version + 2, updated_at = $2
   WHERE merchant_id = $3 AND code = $4 AND ` + eligibleSQL("$2", "$5::bigint", "$6::bigint") + `
-  RETURNING id, campaign_id, version
+  RETURNING id, campaign_id, version, status, uses_total - uses_left AS use_no
 ), o AS (
   INSERT INTO orders (merchant_id, redeem_no, coupon_id, store_id, amount, status, created_at)
   SELECT $3::bigint, $1::text, c.id, $6::bigint, $5::bigint, 'CREATED', $2::timestamptz FROM c
@@ -29,7 +32,7 @@ var redeemOnceSQL = `WITH c AS (
   INSERT INTO redemption_flows (` + flowColumns + `)
   SELECT $3::bigint, $1::text, 'REDEEM', $7::text, $8::text, c.id, $6::bigint,
     $9::bigint, 'SUCCEEDED', NULL, NULL, $5::bigint, ` + discountSQL("k", "$5::bigint") + `, '` + OrderRefPrefix + `' || o.id,
-    $10::timestamptz, 0, 1, $2::timestamptz, $2::timestamptz, $2::timestamptz
+    $10::timestamptz, 0, 1, $2::timestamptz, $2::timestamptz, $2::timestamptz, c.use_no
   FROM c JOIN campaigns k ON k.id = c.campaign_id, o
   RETURNING id, discount_amount, order_ref
 ), t AS (
@@ -37,10 +40,10 @@ var redeemOnceSQL = `WITH c AS (
   SELECT $3::bigint, c.id, 'UNUSED', 'REDEEMING', c.version - 1, $1::text, $11::text, $6::bigint,
     $2::timestamptz FROM c
   UNION ALL
-  SELECT $3::bigint, c.id, 'REDEEMING', 'REDEEMED', c.version, $1::text, $11::text, $6::bigint,
+  SELECT $3::bigint, c.id, 'REDEEMING', c.status, c.version, $1::text, $11::text, $6::bigint,
     $2::timestamptz FROM c`) + `
 )
-SELECT c.id AS coupon_id, c.campaign_id, f.id AS flow_id, f.discount_amount, f.order_ref FROM c, f`
+SELECT c.id AS coupon_id, c.campaign_id, f.id AS flow_id, f.discount_amount, f.order_ref, c.status, c.use_no FROM c, f`
 
 // RedeemedOnce is what RedeemOnce returns of a redemption it made.
 type RedeemedOnce struct {
@@ -49,6 +52,8 @@ type RedeemedOnce struct {
 	FlowID         int64
 	DiscountAmount int64
 	OrderRef       string
+	Status         CouponStatus
+	UseNo          int64
 }
 
 // RedeemOnce runs a one-shot redemption with the builtin adapter as one
@@ -67,7 +72,7 @@ func RedeemOnce(db *gorm.DB, a ReserveArgs, flow *RedemptionFlow, actor string) 
 	err := db.Statement.ConnPool.QueryRowContext(db.Statement.Context, redeemOnceSQL,
 		flow.RedeemNo, a.Now, a.MerchantID, a.Code, a.OrderAmount, a.StoreID, flow.RequestID, flow.Fingerprint,
 		flow.OperatorID, flow.HoldUntil, actor,
-	).Scan(&r.CouponID, &r.CampaignID, &r.FlowID, &r.DiscountAmount, &r.OrderRef)
+	).Scan(&r.CouponID, &r.CampaignID, &r.FlowID, &r.DiscountAmount, &r.OrderRef, &r.Status, &r.UseNo)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -77,6 +82,7 @@ func RedeemOnce(db *gorm.DB, a ReserveArgs, flow *RedemptionFlow, actor string) 
 	now := a.Now
 	flow.ID, flow.CouponID, flow.DiscountAmount, flow.OrderRef = r.FlowID, r.CouponID, r.DiscountAmount, &r.OrderRef
 	flow.Status, flow.Version, flow.FinishedAt = FlowSucceeded, 1, &now
+	flow.UseNo, flow.CouponAfter = r.UseNo, r.Status
 	return true, nil
 }
 

@@ -53,7 +53,13 @@ type CreateCampaignInput struct {
 	PerCustomerLimit int64
 	// RequestID, optional, makes the call idempotent (see adminRequest).
 	RequestID string
+	// UsesPerCoupon is how many uses each coupon gives, 1 to
+	// MaxUsesPerCoupon: more than 1 makes multi-use cards (次卡). nil means 1.
+	UsesPerCoupon *int64
 }
+
+// MaxUsesPerCoupon caps a multi-use card's uses.
+const MaxUsesPerCoupon = 100
 
 // DefaultRefundWindowMinutes applies when a campaign does not set one.
 const DefaultRefundWindowMinutes = 1440
@@ -76,7 +82,8 @@ func (c *Campaigns) Create(ctx context.Context, actor Actor, in CreateCampaignIn
 	}
 	req, err := newAdminRequest(actor, "createCampaign", in.RequestID, in.Name, string(in.Type),
 		fmt.Sprint(in.Value, in.MaxDiscount, in.MinSpend, in.TotalQuantity, *in.RefundWindowMinutes, in.PerCustomerLimit),
-		in.ValidFrom.UTC().Format(time.RFC3339Nano), in.ValidTo.UTC().Format(time.RFC3339Nano), fmt.Sprint(in.StoreIDs))
+		in.ValidFrom.UTC().Format(time.RFC3339Nano), in.ValidTo.UTC().Format(time.RFC3339Nano), fmt.Sprint(in.StoreIDs),
+		fmt.Sprint("uses=", *in.UsesPerCoupon))
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +97,8 @@ func (c *Campaigns) Create(ctx context.Context, actor Actor, in CreateCampaignIn
 	camp := &models.Campaign{MerchantID: actor.MerchantID, Name: in.Name, Type: in.Type, Value: in.Value,
 		MaxDiscount: in.MaxDiscount, MinSpend: in.MinSpend, ValidFrom: in.ValidFrom.UTC(), ValidTo: in.ValidTo.UTC(),
 		AllStores: len(in.StoreIDs) == 0, TotalQuantity: in.TotalQuantity, PerCustomerLimit: in.PerCustomerLimit,
-		RefundWindowMinutes: *in.RefundWindowMinutes, State: models.CampaignActive, CreatedAt: c.now()}
+		RefundWindowMinutes: *in.RefundWindowMinutes, State: models.CampaignActive, CreatedAt: c.now(),
+		UsesPerCoupon: *in.UsesPerCoupon}
 	err = db.Transaction(func(tx *gorm.DB) error {
 		for _, id := range in.StoreIDs {
 			if err := storeMustExist(tx, actor.MerchantID, id); err != nil {
@@ -144,6 +152,13 @@ func validateCampaign(in *CreateCampaignInput) error {
 	}
 	if *in.RefundWindowMinutes < 0 {
 		return invalidf("refundWindowMinutes must not be negative")
+	}
+	if in.UsesPerCoupon == nil {
+		one := int64(1)
+		in.UsesPerCoupon = &one
+	}
+	if *in.UsesPerCoupon < 1 || *in.UsesPerCoupon > MaxUsesPerCoupon {
+		return invalidf("usesPerCoupon must be between 1 and %d", MaxUsesPerCoupon)
 	}
 	return nil
 }

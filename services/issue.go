@@ -74,7 +74,7 @@ func (c *Campaigns) IssueCoupons(ctx context.Context, actor Actor, in IssueInput
 	}
 	now := c.now()
 	batch := &models.CouponBatch{MerchantID: actor.MerchantID, CampaignID: camp.ID, ValidFrom: camp.ValidFrom,
-		ValidTo: camp.ValidTo, Now: now, Refs: refs, PerRef: total, Fill: c.fillCodes}
+		ValidTo: camp.ValidTo, Now: now, Refs: refs, PerRef: total, Uses: camp.UsesPerCoupon, Fill: c.fillCodes}
 	if batch.Fill == nil {
 		batch.Fill = fillCouponCodes
 	}

@@ -123,7 +123,7 @@ func (s *Redemptions) Redeem(ctx context.Context, actor Actor, in RedeemInput) (
 	if answered {
 		return dup.flow, dup.err
 	}
-	defer func() { done(flow, err) }()
+	defer func() { done(flow, err); asAnswer(flow) }()
 	t := s.front.take(ctx, req, s.oneShot)
 	switch {
 	case t.err != nil || !t.fresh:
@@ -193,7 +193,7 @@ func (s *Redemptions) Reserve(ctx context.Context, actor Actor, in RedeemInput) 
 	if answered {
 		return dup.flow, dup.err
 	}
-	defer func() { done(flow, err) }()
+	defer func() { done(flow, err); asAnswer(flow) }()
 	t := s.front.take(ctx, req, s.reserve)
 	return t.flow, t.err
 }
@@ -230,7 +230,7 @@ func (s *Redemptions) Confirm(ctx context.Context, actor Actor, in ConfirmInput)
 		}
 	}
 	if flow.Status == models.FlowSucceeded && flow.OrderRef != nil && *flow.OrderRef == in.OrderRef {
-		return flow, nil
+		return asAnswer(flow), nil
 	}
 	return nil, fmt.Errorf("confirm %s (%s): %w", in.RedeemNo, flow.Status, ErrInvalidState)
 }
@@ -259,9 +259,19 @@ func (s *Redemptions) Cancel(ctx context.Context, actor Actor, in CancelInput) (
 		}
 	}
 	if flow.Status == models.FlowReleased {
-		return flow, nil
+		return asAnswer(flow), nil
 	}
 	return nil, fmt.Errorf("cancel %s (%s): %w", in.RedeemNo, flow.Status, ErrInvalidState)
+}
+
+// asAnswer is flow as a client gets it: without what only this process
+// knows of it (CouponAfter), so a first answer and its replays, read back
+// from the ledger, are the same.
+func asAnswer(flow *models.RedemptionFlow) *models.RedemptionFlow {
+	if flow != nil {
+		flow.CouponAfter = ""
+	}
+	return flow
 }
 
 // actionableFlow loads a redemption the actor may act on (confirm, cancel,

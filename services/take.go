@@ -80,15 +80,18 @@ func (t txTake) take(ctx context.Context, req *request) taken {
 				return err
 			}
 			hold := now.Add(s.holdTimeout)
-			flow.CouponID, flow.Status, flow.HoldUntil = got.ID, models.FlowProcessing, &hold
+			flow.CouponID, flow.Status, flow.HoldUntil, flow.UseNo = got.ID, models.FlowProcessing, &hold, got.UseNo
 			flow.DiscountAmount = campaign.Discount(req.in.OrderAmount)
 			reserved := flow.Transition(models.CouponUnused, models.CouponRedeeming, got.Version, req.actor.Label(), now)
 			if t.complete == nil {
 				seen = models.Coupon{ID: got.ID, Status: models.CouponRedeeming}
 				return models.InsertFlow(tx, flow, reserved)
 			}
-			seen = models.Coupon{ID: got.ID, Status: models.CouponRedeemed}
-			return completeInTx(tx, t.complete, flow, reserved, req.actor, now)
+			if err := completeInTx(tx, t.complete, flow, reserved, req.actor, now); err != nil {
+				return err
+			}
+			seen = models.Coupon{ID: got.ID, Status: flow.CouponAfter}
+			return nil
 		})
 	})
 	if err != nil {
@@ -98,15 +101,16 @@ func (t txTake) take(ctx context.Context, req *request) taken {
 }
 
 // completeInTx completes a one-shot redemption inside its reserve
-// transaction: the order is created, the coupon moves on to REDEEMED and the
-// flow is written SUCCEEDED, all in one commit. Both edges are recorded, so
+// transaction: the order is created, the use is confirmed (the coupon moves
+// on to REDEEMED, or back to UNUSED when a multi-use card has uses left) and
+// the flow is written SUCCEEDED, all in one commit. Both edges are recorded, so
 // the history is the same as on the two-transaction path.
 func completeInTx(tx *gorm.DB, f TxFulfiller, flow *models.RedemptionFlow, reserved models.CouponTransition, actor Actor, now time.Time) error {
 	ref, err := f.FulfilTx(tx, fulfilRequest(flow), now)
 	if err != nil {
 		return err
 	}
-	version, ok, err := models.MoveCoupon(tx, flow.CouponID, flow.RedeemNo, models.CouponRedeeming, models.CouponRedeemed, now)
+	version, after, ok, err := models.ConfirmUse(tx, flow.CouponID, flow.RedeemNo, 0, now)
 	if err != nil {
 		return err
 	}
@@ -114,8 +118,9 @@ func completeInTx(tx *gorm.DB, f TxFulfiller, flow *models.RedemptionFlow, reser
 		return fmt.Errorf("coupon %d is not held by %s inside its own transaction", flow.CouponID, flow.RedeemNo)
 	}
 	flow.Status, flow.OrderRef, flow.FinishedAt, flow.Version = models.FlowSucceeded, &ref, &now, 1
+	flow.CouponAfter = after
 	return models.InsertFlow(tx, flow, reserved,
-		flow.Transition(models.CouponRedeeming, models.CouponRedeemed, version, actor.Label(), now))
+		flow.Transition(models.CouponRedeeming, after, version, actor.Label(), now))
 }
 
 // statementTake is the one-shot redemption with the builtin adapter on
@@ -144,7 +149,7 @@ func (t statementTake) take(ctx context.Context, req *request) taken {
 			return err
 		}
 		if ok {
-			seen = models.Coupon{ID: flow.CouponID, Status: models.CouponRedeemed}
+			seen = models.Coupon{ID: flow.CouponID, Status: flow.CouponAfter}
 			return nil
 		}
 		flow.HoldUntil = nil

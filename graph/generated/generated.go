@@ -107,6 +107,7 @@ type ComplexityRoot struct {
 		Stores              func(childComplexity int) int
 		TotalQuantity       func(childComplexity int) int
 		Type                func(childComplexity int) int
+		UsesPerCoupon       func(childComplexity int) int
 		ValidFrom           func(childComplexity int) int
 		ValidTo             func(childComplexity int) int
 		Value               func(childComplexity int) int
@@ -133,6 +134,8 @@ type ComplexityRoot struct {
 		Refunds     func(childComplexity int) int
 		Status      func(childComplexity int) int
 		Transitions func(childComplexity int) int
+		UsesLeft    func(childComplexity int) int
+		UsesTotal   func(childComplexity int) int
 		ValidFrom   func(childComplexity int) int
 		ValidTo     func(childComplexity int) int
 		Version     func(childComplexity int) int
@@ -320,6 +323,7 @@ type ComplexityRoot struct {
 		RequestID      func(childComplexity int) int
 		Status         func(childComplexity int) int
 		Store          func(childComplexity int) int
+		UseNo          func(childComplexity int) int
 	}
 
 	RedemptionConnection struct {
@@ -771,6 +775,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Campaign.Type(childComplexity), true
+	case "Campaign.usesPerCoupon":
+		if e.ComplexityRoot.Campaign.UsesPerCoupon == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.UsesPerCoupon(childComplexity), true
 	case "Campaign.validFrom":
 		if e.ComplexityRoot.Campaign.ValidFrom == nil {
 			break
@@ -876,6 +886,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Coupon.Transitions(childComplexity), true
+	case "Coupon.usesLeft":
+		if e.ComplexityRoot.Coupon.UsesLeft == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.UsesLeft(childComplexity), true
+	case "Coupon.usesTotal":
+		if e.ComplexityRoot.Coupon.UsesTotal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.UsesTotal(childComplexity), true
 	case "Coupon.validFrom":
 		if e.ComplexityRoot.Coupon.ValidFrom == nil {
 			break
@@ -1802,6 +1824,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Redemption.Store(childComplexity), true
+	case "Redemption.useNo":
+		if e.ComplexityRoot.Redemption.UseNo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Redemption.UseNo(childComplexity), true
 
 	case "RedemptionConnection.edges":
 		if e.ComplexityRoot.RedemptionConnection.Edges == nil {
@@ -2407,6 +2435,8 @@ type Campaign {
   perCustomerLimit: Int!
   "Minutes after redemption during which a clerk may refund; 0 means clerks may not."
   refundWindowMinutes: Int!
+  "Uses each coupon gives: 1, or up to 100 for multi-use cards (次卡)."
+  usesPerCoupon: Int!
   "Whether it issues and its coupons are taken."
   state: CampaignState!
   "Optimistic-locking version: send it back with any change; a stale one is CONFLICT with extensions.currentVersion."
@@ -2465,6 +2495,8 @@ input CreateCampaignInput {
   perCustomerLimit: Int
   "Optional idempotency key: a repeat with the same parameters returns the first result and changes nothing; other parameters under it are IDEMPOTENCY_KEY_REUSED."
   requestId: String
+  "Uses each coupon gives, 1-100; omitted means 1. More than 1 makes multi-use cards (次卡): each use is its own redemption, and the card is REDEEMED after its last."
+  usesPerCoupon: Int
 }
 
 "Coupons to issue."
@@ -2561,6 +2593,10 @@ type Coupon {
   validTo: Time!
   "The customer the coupon was issued to, if any."
   customerRef: String
+  "Uses the coupon gives: 1, or its campaign's usesPerCoupon for a multi-use card (次卡)."
+  usesTotal: Int!
+  "Uses not yet confirmed: a use held by a redemption in progress still counts until it is confirmed. A card is REDEEMED when none is left; a refunded use is not given back (a reissue gives a new coupon instead)."
+  usesLeft: Int!
   "Every redemption attempt of the coupon, oldest first."
   redemptions: [Redemption!]!
   "Refunds of the coupon's redemptions."
@@ -3041,6 +3077,8 @@ type Redemption {
   coupon: Coupon!
   "The store."
   store: Store!
+  "Which use of its coupon this redemption took, 1 to the coupon's usesTotal; 0 when REJECTED."
+  useNo: Int!
   "The order amount in fen."
   orderAmount: Int!
   "What the coupon takes off, in fen."
@@ -3527,6 +3565,8 @@ func (ec *executionContext) childFields_Campaign(ctx context.Context, field grap
 		return ec.fieldContext_Campaign_perCustomerLimit(ctx, field)
 	case "refundWindowMinutes":
 		return ec.fieldContext_Campaign_refundWindowMinutes(ctx, field)
+	case "usesPerCoupon":
+		return ec.fieldContext_Campaign_usesPerCoupon(ctx, field)
 	case "state":
 		return ec.fieldContext_Campaign_state(ctx, field)
 	case "version":
@@ -3575,6 +3615,10 @@ func (ec *executionContext) childFields_Coupon(ctx context.Context, field graphq
 		return ec.fieldContext_Coupon_validTo(ctx, field)
 	case "customerRef":
 		return ec.fieldContext_Coupon_customerRef(ctx, field)
+	case "usesTotal":
+		return ec.fieldContext_Coupon_usesTotal(ctx, field)
+	case "usesLeft":
+		return ec.fieldContext_Coupon_usesLeft(ctx, field)
 	case "redemptions":
 		return ec.fieldContext_Coupon_redemptions(ctx, field)
 	case "refunds":
@@ -3853,6 +3897,8 @@ func (ec *executionContext) childFields_Redemption(ctx context.Context, field gr
 		return ec.fieldContext_Redemption_coupon(ctx, field)
 	case "store":
 		return ec.fieldContext_Redemption_store(ctx, field)
+	case "useNo":
+		return ec.fieldContext_Redemption_useNo(ctx, field)
 	case "orderAmount":
 		return ec.fieldContext_Redemption_orderAmount(ctx, field)
 	case "discountAmount":
@@ -5831,6 +5877,29 @@ func (ec *executionContext) fieldContext_Campaign_refundWindowMinutes(_ context.
 	return graphql.NewScalarFieldContext("Campaign", field, false, false, "Int")
 }
 
+func (ec *executionContext) _Campaign_usesPerCoupon(ctx context.Context, field graphql.CollectedField, obj *models.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_usesPerCoupon(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UsesPerCoupon, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_usesPerCoupon(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, "Int")
+}
+
 func (ec *executionContext) _Campaign_state(ctx context.Context, field graphql.CollectedField, obj *models.Campaign) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6210,6 +6279,52 @@ func (ec *executionContext) _Coupon_customerRef(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_Coupon_customerRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Coupon", field, false, false, "String")
+}
+
+func (ec *executionContext) _Coupon_usesTotal(ctx context.Context, field graphql.CollectedField, obj *models.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_usesTotal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UsesTotal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_usesTotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Coupon_usesLeft(ctx context.Context, field graphql.CollectedField, obj *models.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_usesLeft(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UsesLeft, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_usesLeft(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Coupon_redemptions(ctx context.Context, field graphql.CollectedField, obj *models.Coupon) (ret graphql.Marshaler) {
@@ -9858,6 +9973,29 @@ func (ec *executionContext) fieldContext_Redemption_store(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Redemption_useNo(ctx context.Context, field graphql.CollectedField, obj *models.RedemptionFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Redemption_useNo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UseNo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Redemption_useNo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Redemption", field, false, false, "Int")
+}
+
 func (ec *executionContext) _Redemption_orderAmount(ctx context.Context, field graphql.CollectedField, obj *models.RedemptionFlow) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13111,7 +13249,7 @@ func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "type", "value", "maxDiscount", "minSpend", "validFrom", "validTo", "storeIds", "totalQuantity", "refundWindowMinutes", "perCustomerLimit", "requestId"}
+	fieldsInOrder := [...]string{"name", "type", "value", "maxDiscount", "minSpend", "validFrom", "validTo", "storeIds", "totalQuantity", "refundWindowMinutes", "perCustomerLimit", "requestId", "usesPerCoupon"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -13202,6 +13340,13 @@ func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Contex
 				return it, err
 			}
 			it.RequestID = data
+		case "usesPerCoupon":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("usesPerCoupon"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UsesPerCoupon = data
 		}
 	}
 	return it, nil
@@ -14354,6 +14499,11 @@ func (ec *executionContext) _Campaign(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "usesPerCoupon":
+			out.Values[i] = ec._Campaign_usesPerCoupon(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "state":
 			out.Values[i] = ec._Campaign_state(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -14512,6 +14662,16 @@ func (ec *executionContext) _Coupon(ctx context.Context, sel ast.SelectionSet, o
 		case "customerRef":
 			out.Values[i] = ec._Coupon_customerRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "usesTotal":
+			out.Values[i] = ec._Coupon_usesTotal(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "usesLeft":
+			out.Values[i] = ec._Coupon_usesLeft(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "redemptions":
@@ -15781,6 +15941,11 @@ func (ec *executionContext) _Redemption(ctx context.Context, sel ast.SelectionSe
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Redemption_store(ctx, field, obj)
 				})
+		case "useNo":
+			out.Values[i] = ec._Redemption_useNo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "orderAmount":
 			out.Values[i] = ec._Redemption_orderAmount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {

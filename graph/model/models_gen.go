@@ -156,6 +156,8 @@ type CreateCampaignInput struct {
 	PerCustomerLimit *int64 `json:"perCustomerLimit,omitempty"`
 	// Optional idempotency key: a repeat with the same parameters returns the first result and changes nothing; other parameters under it are IDEMPOTENCY_KEY_REUSED.
 	RequestID *string `json:"requestId,omitempty"`
+	// Uses each coupon gives, 1-100; omitted means 1. More than 1 makes multi-use cards (次卡): each use is its own redemption, and the card is REDEEMED after its last.
+	UsesPerCoupon *int64 `json:"usesPerCoupon,omitempty"`
 }
 
 // A new store.

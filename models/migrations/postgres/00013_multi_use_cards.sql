@@ -1,0 +1,33 @@
+-- +goose Up
+-- Multi-use cards (次卡): a campaign gives each coupon uses_per_coupon uses;
+-- a coupon counts its uses (uses_total) and those not yet confirmed
+-- (uses_left). uses_total - uses_left is the number of SUCCEEDED redemption
+-- flows of the coupon: the ledger is the count, the columns let the taking
+-- statement decide. A coupon is REDEEMED exactly when uses_left is 0.
+ALTER TABLE campaigns ADD COLUMN uses_per_coupon BIGINT NOT NULL DEFAULT 1
+    CHECK (uses_per_coupon BETWEEN 1 AND 100);
+ALTER TABLE coupons ADD COLUMN uses_total BIGINT NOT NULL DEFAULT 1;
+ALTER TABLE coupons ADD COLUMN uses_left BIGINT NOT NULL DEFAULT 1;
+UPDATE coupons SET uses_left = 0 WHERE status IN ('REDEEMED', 'REFUNDED');
+ALTER TABLE coupons ADD CONSTRAINT coupons_uses CHECK (uses_left >= 0 AND uses_left <= uses_total);
+
+-- use_no is the use of its coupon a flow took (1 to uses_total); 0 for a
+-- rejected flow, which took none.
+ALTER TABLE redemption_flows ADD COLUMN use_no BIGINT NOT NULL DEFAULT 0;
+UPDATE redemption_flows SET use_no = 1 WHERE status <> 'REJECTED';
+-- One live redemption per use of a coupon: the last guard against a use
+-- taken twice. A single-use coupon has one use, so this is the old
+-- one-live-redemption-per-coupon rule.
+DROP INDEX redemption_flows_live;
+CREATE UNIQUE INDEX redemption_flows_live ON redemption_flows (merchant_id, coupon_id, use_no)
+    WHERE status IN ('PROCESSING', 'SUCCEEDED');
+
+-- +goose Down
+DROP INDEX redemption_flows_live;
+CREATE UNIQUE INDEX redemption_flows_live ON redemption_flows (merchant_id, coupon_id)
+    WHERE status IN ('PROCESSING', 'SUCCEEDED');
+ALTER TABLE redemption_flows DROP COLUMN use_no;
+ALTER TABLE coupons DROP CONSTRAINT coupons_uses;
+ALTER TABLE coupons DROP COLUMN uses_left;
+ALTER TABLE coupons DROP COLUMN uses_total;
+ALTER TABLE campaigns DROP COLUMN uses_per_coupon;
