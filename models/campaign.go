@@ -52,8 +52,8 @@ type Campaign struct {
 	// a multi-use card (次卡).
 	UsesPerCoupon int64 `gorm:"default:1"`
 	Version       int64
-	State               CampaignState
-	CreatedAt           time.Time
+	State         CampaignState
+	CreatedAt     time.Time
 }
 
 // CampaignStore scopes a campaign to one store; a campaign without rows here and
