@@ -30,7 +30,8 @@ func (r *mutationResolver) CreateCampaign(ctx context.Context, input model.Creat
 		MinSpend: deref(input.MinSpend), ValidFrom: input.ValidFrom, ValidTo: input.ValidTo, StoreIDs: input.StoreIds,
 		TotalQuantity: input.TotalQuantity, RefundWindowMinutes: input.RefundWindowMinutes,
 		PerCustomerLimit: deref(input.PerCustomerLimit), RequestID: deref(input.RequestID),
-		UsesPerCoupon: input.UsesPerCoupon,
+		UsesPerCoupon: input.UsesPerCoupon, PerCustomerDailyLimit: input.PerCustomerDailyLimit,
+		PerStoreDailyLimit: input.PerStoreDailyLimit,
 	})
 }
 

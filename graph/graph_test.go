@@ -479,3 +479,71 @@ func TestQuoteReasonsOverGraphQL(t *testing.T) {
 		}
 	})
 }
+
+// A multi-use card with a per-customer daily limit over GraphQL: the card
+// shows its uses, each use names its number and customer, and the limit is
+// a rejection with its reason.
+func TestCardAndLimitsOverGraphQL(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		a := newAPI(t, db, graph.Options{})
+		storeID, _ := a.setup(1)
+		clerk := a.clerk("SH01")
+		now := time.Now().UTC()
+		var camp struct {
+			CreateCampaign struct {
+				ID                    string
+				UsesPerCoupon         int64
+				PerCustomerDailyLimit int64
+				PerStoreDailyLimit    int64
+			}
+		}
+		a.mustDo(t, a.admin, `mutation($in: CreateCampaignInput!) { createCampaign(input: $in) {
+			id usesPerCoupon perCustomerDailyLimit perStoreDailyLimit } }`, map[string]any{"in": map[string]any{
+			"name": "3 coffees", "type": "EXCHANGE", "value": 1500, "usesPerCoupon": 3, "perCustomerDailyLimit": 1,
+			"validFrom": now.Add(-time.Hour).Format(time.RFC3339), "validTo": now.Add(24 * time.Hour).Format(time.RFC3339),
+			"totalQuantity": 10}}, &camp)
+		if c := camp.CreateCampaign; c.UsesPerCoupon != 3 || c.PerCustomerDailyLimit != 1 || c.PerStoreDailyLimit != 0 {
+			t.Fatalf("campaign %+v", c)
+		}
+		var iss struct{ IssueCoupons struct{ Codes []string } }
+		a.mustDo(t, a.admin, issueCoupons, map[string]any{"in": map[string]any{"campaignId": camp.CreateCampaign.ID, "count": 1}}, &iss)
+		code := iss.IssueCoupons.Codes[0]
+		const redeem = `mutation($in: RedeemCouponInput!) { redeemCoupon(input: $in) {
+			status rejectReason useNo customerRef coupon { status usesTotal usesLeft } } }`
+		type out struct {
+			RedeemCoupon struct {
+				Status       string
+				RejectReason *string
+				UseNo        int64
+				CustomerRef  *string
+				Coupon       struct {
+					Status              string
+					UsesTotal, UsesLeft int64
+				}
+			}
+		}
+		in := func(id string) map[string]any {
+			return map[string]any{"in": map[string]any{"code": code, "storeId": storeID, "requestId": id,
+				"orderAmount": 5000, "customerRef": "alice"}}
+		}
+		var first out
+		a.mustDo(t, clerk, redeem, in("use-1"), &first)
+		r := first.RedeemCoupon
+		if r.Status != "SUCCEEDED" || r.UseNo != 1 || r.CustomerRef == nil || *r.CustomerRef != "alice" ||
+			r.Coupon.Status != "UNUSED" || r.Coupon.UsesTotal != 3 || r.Coupon.UsesLeft != 2 {
+			t.Fatalf("first use %+v", r)
+		}
+		var second out
+		a.mustDo(t, clerk, redeem, in("use-2"), &second)
+		if r := second.RedeemCoupon; r.Status != "REJECTED" || r.RejectReason == nil || *r.RejectReason != "CUSTOMER_LIMIT_REACHED" ||
+			r.Coupon.UsesLeft != 2 {
+			t.Fatalf("second use the same day %+v", r)
+		}
+		codes := a.do(t, a.admin, `mutation($in: CreateCampaignInput!) { createCampaign(input: $in) { id } }`,
+			map[string]any{"in": map[string]any{"name": "bad", "type": "CASH", "value": 100, "usesPerCoupon": 101,
+				"validFrom": now.Format(time.RFC3339), "validTo": now.Add(time.Hour).Format(time.RFC3339), "totalQuantity": 1}}, nil)
+		if len(codes) != 1 || codes[0] != "BAD_USER_INPUT" {
+			t.Fatalf("usesPerCoupon 101: %v", codes)
+		}
+	})
+}

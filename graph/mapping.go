@@ -80,5 +80,6 @@ func jobCounts(raw string) ([]*model.JobCount, error) {
 }
 
 func redeemInput(in model.RedeemCouponInput) services.RedeemInput {
-	return services.RedeemInput{Code: in.Code, StoreID: in.StoreID, RequestID: in.RequestID, OrderAmount: in.OrderAmount}
+	return services.RedeemInput{Code: in.Code, StoreID: in.StoreID, RequestID: in.RequestID, OrderAmount: in.OrderAmount,
+		CustomerRef: deref(in.CustomerRef)}
 }

@@ -54,8 +54,9 @@ func (r *queryResolver) RedemptionsByHour(ctx context.Context, from time.Time, t
 }
 
 // RedemptionQuote is the resolver for the redemptionQuote field.
-func (r *queryResolver) RedemptionQuote(ctx context.Context, code string, storeID int64, orderAmount int64) (*services.Quote, error) {
-	return r.Svc.Redemptions.Quote(ctx, services.ActorFrom(ctx), services.QuoteInput{Code: code, StoreID: storeID, OrderAmount: orderAmount})
+func (r *queryResolver) RedemptionQuote(ctx context.Context, code string, storeID int64, orderAmount int64, customerRef *string) (*services.Quote, error) {
+	return r.Svc.Redemptions.Quote(ctx, services.ActorFrom(ctx), services.QuoteInput{Code: code, StoreID: storeID, OrderAmount: orderAmount,
+		CustomerRef: deref(customerRef)})
 }
 
 // Redemption is the resolver for the redemption field.

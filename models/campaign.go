@@ -51,9 +51,15 @@ type Campaign struct {
 	// UsesPerCoupon is how many uses each coupon gives: 1, or up to 100 for
 	// a multi-use card (次卡).
 	UsesPerCoupon int64 `gorm:"default:1"`
-	Version       int64
-	State         CampaignState
-	CreatedAt     time.Time
+	// PerCustomerDailyLimit and PerStoreDailyLimit cap the uses of the
+	// campaign's coupons per customer and per store per day, in the
+	// merchant's time zone; 0 means no limit. PerCustomerLimit also caps a
+	// customer's uses over the campaign at redemption.
+	PerCustomerDailyLimit int64
+	PerStoreDailyLimit    int64
+	Version               int64
+	State                 CampaignState
+	CreatedAt             time.Time
 }
 
 // CampaignStore scopes a campaign to one store; a campaign without rows here and
@@ -62,6 +68,23 @@ type CampaignStore struct {
 	MerchantID int64
 	CampaignID int64 `gorm:"primaryKey;autoIncrement:false"`
 	StoreID    int64 `gorm:"primaryKey;autoIncrement:false"`
+}
+
+// CountsAllowances reports whether a use of the campaign's coupons by
+// customer ("" for none) counts against a limit at redemption (see
+// TakeAllowances): a per-store daily limit always does, per-customer limits
+// when there is a customer. noAllowancesSQL is the same rule in SQL.
+func (c *Campaign) CountsAllowances(customer string) bool {
+	return c.PerStoreDailyLimit > 0 || (customer != "" && (c.PerCustomerLimit > 0 || c.PerCustomerDailyLimit > 0))
+}
+
+// noAllowancesSQL holds when a use of coupons' row by customer (a text
+// parameter reference, ” for none) counts against no limit of campaign
+// row k: the negation of Campaign.CountsAllowances, the customer being the
+// coupon's own when it was issued to one.
+func noAllowancesSQL(k, customer string) string {
+	return `(` + k + `.per_store_daily_limit = 0 AND ((` + k + `.per_customer_limit = 0 AND ` + k + `.per_customer_daily_limit = 0)
+    OR (coupons.customer_ref IS NULL AND ` + customer + ` = '')))`
 }
 
 // Discount is what a coupon of campaign c takes off an order of orderAmount

@@ -81,13 +81,17 @@ type Coupon struct {
 
 // eligibleSQL is the one definition of "the coupons row may be taken now":
 // UNUSED with a use left, inside its validity window, its campaign ACTIVE (not paused or
-// ended), its minimum spend met by the order and valid at the store. Every statement that takes a coupon puts it
+// ended), its minimum spend met by the order and valid at the store, and,
+// when it was issued to a customer and the request names one, issued to that
+// customer. Every statement that takes a coupon puts it
 // in its WHERE, so the rule and the change are one statement; now, amount and
-// store are parameter references ("?" or "$n"), now used twice.
+// store are parameter references ("?" or "$n"), now used twice, and so is
+// customer (” for none).
 // services.diagnose explains the same rule in Go, reason by reason, and
 // TestEligibilityExplained holds the two together on both databases.
-func eligibleSQL(now, amount, store string) string {
+func eligibleSQL(now, amount, store, customer string) string {
 	return `coupons.status = 'UNUSED' AND coupons.uses_left > 0 AND coupons.valid_from <= ` + now + ` AND coupons.valid_to > ` + now + `
+  AND (coupons.customer_ref IS NULL OR ` + customer + ` = '' OR coupons.customer_ref = ` + customer + `)
   AND EXISTS (SELECT 1 FROM campaigns c WHERE c.id = coupons.campaign_id AND c.min_spend <= ` + amount + `
     AND c.state = 'ACTIVE'
     AND (c.all_stores OR EXISTS (SELECT 1 FROM campaign_stores cs WHERE cs.campaign_id = c.id AND cs.store_id = ` + store + `)))`
@@ -96,10 +100,10 @@ func eligibleSQL(now, amount, store string) string {
 // CouponEligible reports whether the coupon with id could be taken now at
 // storeID for orderAmount, by the very condition the taking statements use.
 // It reads only; for checks that explain or test the rule.
-func CouponEligible(db *gorm.DB, couponID, storeID, orderAmount int64, now time.Time) (bool, error) {
+func CouponEligible(db *gorm.DB, couponID, storeID, orderAmount int64, customer string, now time.Time) (bool, error) {
 	var n int64
-	err := db.Raw(`SELECT COUNT(*) FROM coupons WHERE coupons.id = ? AND `+eligibleSQL("?", "?", "?"),
-		couponID, now, now, orderAmount, storeID).Scan(&n).Error
+	err := db.Raw(`SELECT COUNT(*) FROM coupons WHERE coupons.id = ? AND `+eligibleSQL("?", "?", "?", "?"),
+		couponID, now, now, customer, customer, orderAmount, storeID).Scan(&n).Error
 	return n == 1, err
 }
 
@@ -120,6 +124,8 @@ type ReserveArgs struct {
 	RedeemNo    string
 	StoreID     int64
 	OrderAmount int64
+	// CustomerRef is the request's customer, "" for none.
+	CustomerRef string
 	Now         time.Time
 }
 
@@ -130,21 +136,24 @@ type Reserved struct {
 	Version    int64
 	// UseNo is the use of the coupon the reserve holds, 1 to its uses total.
 	UseNo int64
+	// CustomerRef is the customer the coupon was issued to, if any.
+	CustomerRef *string
 }
 
 // reserveSQL moves a coupon to REDEEMING only if it is eligible (eligibleSQL):
 // the decision and the change are one statement, so two concurrent reserves
 // cannot both win.
 var reserveSQL = `UPDATE coupons SET status = 'REDEEMING', redeem_no = ?, version = version + 1, updated_at = ?
-WHERE merchant_id = ? AND code = ? AND ` + eligibleSQL("?", "?", "?") + `
-RETURNING id, campaign_id, version, uses_total - uses_left + 1 AS use_no`
+WHERE merchant_id = ? AND code = ? AND ` + eligibleSQL("?", "?", "?", "?") + `
+RETURNING id, campaign_id, version, uses_total - uses_left + 1 AS use_no, customer_ref`
 
 // ReserveCoupon performs the conditional reserve of the merchant's coupon with
 // the given code. It returns the coupon and true when the coupon moved, or false
 // when the code is unknown or any condition failed.
 func ReserveCoupon(tx *gorm.DB, a ReserveArgs) (Reserved, bool, error) {
 	var rows []Reserved
-	err := tx.Raw(reserveSQL, a.RedeemNo, a.Now, a.MerchantID, a.Code, a.Now, a.Now, a.OrderAmount, a.StoreID).
+	err := tx.Raw(reserveSQL, a.RedeemNo, a.Now, a.MerchantID, a.Code, a.Now, a.Now, a.CustomerRef, a.CustomerRef,
+		a.OrderAmount, a.StoreID).
 		Scan(&rows).Error
 	if err != nil || len(rows) != 1 {
 		return Reserved{}, false, err

@@ -17,13 +17,18 @@ import (
 // reserve's (eligibleSQL), and the discount is
 // Campaign.Discount's (discountSQL). Parameters: $1 redemption number, $2 now,
 // $3 merchant, $4 code, $5 order amount, $6 store, $7 request id,
-// $8 fingerprint, $9 operator, $10 hold deadline, $11 actor.
+// $8 fingerprint, $9 operator, $10 hold deadline, $11 actor, $12 customer
+// (” for none). It takes only a coupon whose use counts against no limit
+// (noAllowancesSQL): counting one needs its own conditional upserts, which
+// one statement cannot undo when they fail (services takes those in a
+// transaction).
 var redeemOnceSQL = `WITH c AS (
   UPDATE coupons SET status = CASE WHEN uses_left = 1 THEN 'REDEEMED' ELSE 'UNUSED' END,
     redeem_no = CASE WHEN uses_left = 1 THEN $1 END, uses_left = uses_left - 1,
     version = version + 2, updated_at = $2
-  WHERE merchant_id = $3 AND code = $4 AND ` + eligibleSQL("$2", "$5::bigint", "$6::bigint") + `
-  RETURNING id, campaign_id, version, status, uses_total - uses_left AS use_no
+  WHERE merchant_id = $3 AND code = $4 AND ` + eligibleSQL("$2", "$5::bigint", "$6::bigint", "$12::text") + `
+    AND EXISTS (SELECT 1 FROM campaigns k WHERE k.id = coupons.campaign_id AND ` + noAllowancesSQL("k", "$12::text") + `)
+  RETURNING id, campaign_id, version, status, uses_total - uses_left AS use_no, customer_ref
 ), o AS (
   INSERT INTO orders (merchant_id, redeem_no, coupon_id, store_id, amount, status, created_at)
   SELECT $3::bigint, $1::text, c.id, $6::bigint, $5::bigint, 'CREATED', $2::timestamptz FROM c
@@ -32,9 +37,10 @@ var redeemOnceSQL = `WITH c AS (
   INSERT INTO redemption_flows (` + flowColumns + `)
   SELECT $3::bigint, $1::text, 'REDEEM', $7::text, $8::text, c.id, $6::bigint,
     $9::bigint, 'SUCCEEDED', NULL, NULL, $5::bigint, ` + discountSQL("k", "$5::bigint") + `, '` + OrderRefPrefix + `' || o.id,
-    $10::timestamptz, 0, 1, $2::timestamptz, $2::timestamptz, $2::timestamptz, c.use_no
+    $10::timestamptz, 0, 1, $2::timestamptz, $2::timestamptz, $2::timestamptz, c.use_no,
+    COALESCE(c.customer_ref, NULLIF($12::text, '')), ''
   FROM c JOIN campaigns k ON k.id = c.campaign_id, o
-  RETURNING id, discount_amount, order_ref
+  RETURNING id, discount_amount, order_ref, customer_ref
 ), t AS (
   ` + insertTransitionsSQL(`
   SELECT $3::bigint, c.id, 'UNUSED', 'REDEEMING', c.version - 1, $1::text, $11::text, $6::bigint,
@@ -43,7 +49,8 @@ var redeemOnceSQL = `WITH c AS (
   SELECT $3::bigint, c.id, 'REDEEMING', c.status, c.version, $1::text, $11::text, $6::bigint,
     $2::timestamptz FROM c`) + `
 )
-SELECT c.id AS coupon_id, c.campaign_id, f.id AS flow_id, f.discount_amount, f.order_ref, c.status, c.use_no FROM c, f`
+SELECT c.id AS coupon_id, c.campaign_id, f.id AS flow_id, f.discount_amount, f.order_ref, c.status, c.use_no,
+  f.customer_ref FROM c, f`
 
 // RedeemedOnce is what RedeemOnce returns of a redemption it made.
 type RedeemedOnce struct {
@@ -54,6 +61,7 @@ type RedeemedOnce struct {
 	OrderRef       string
 	Status         CouponStatus
 	UseNo          int64
+	CustomerRef    *string
 }
 
 // RedeemOnce runs a one-shot redemption with the builtin adapter as one
@@ -71,8 +79,8 @@ func RedeemOnce(db *gorm.DB, a ReserveArgs, flow *RedemptionFlow, actor string) 
 	var r RedeemedOnce
 	err := db.Statement.ConnPool.QueryRowContext(db.Statement.Context, redeemOnceSQL,
 		flow.RedeemNo, a.Now, a.MerchantID, a.Code, a.OrderAmount, a.StoreID, flow.RequestID, flow.Fingerprint,
-		flow.OperatorID, flow.HoldUntil, actor,
-	).Scan(&r.CouponID, &r.CampaignID, &r.FlowID, &r.DiscountAmount, &r.OrderRef, &r.Status, &r.UseNo)
+		flow.OperatorID, flow.HoldUntil, actor, a.CustomerRef,
+	).Scan(&r.CouponID, &r.CampaignID, &r.FlowID, &r.DiscountAmount, &r.OrderRef, &r.Status, &r.UseNo, &r.CustomerRef)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -83,6 +91,7 @@ func RedeemOnce(db *gorm.DB, a ReserveArgs, flow *RedemptionFlow, actor string) 
 	flow.ID, flow.CouponID, flow.DiscountAmount, flow.OrderRef = r.FlowID, r.CouponID, r.DiscountAmount, &r.OrderRef
 	flow.Status, flow.Version, flow.FinishedAt = FlowSucceeded, 1, &now
 	flow.UseNo, flow.CouponAfter = r.UseNo, r.Status
+	flow.CustomerRef = r.CustomerRef
 	return true, nil
 }
 

@@ -56,6 +56,10 @@ type CreateCampaignInput struct {
 	// UsesPerCoupon is how many uses each coupon gives, 1 to
 	// MaxUsesPerCoupon: more than 1 makes multi-use cards (次卡). nil means 1.
 	UsesPerCoupon *int64
+	// PerCustomerDailyLimit and PerStoreDailyLimit, optional and at least 1,
+	// cap the uses per customer and per store per day (merchant time zone).
+	PerCustomerDailyLimit *int64
+	PerStoreDailyLimit    *int64
 }
 
 // MaxUsesPerCoupon caps a multi-use card's uses.
@@ -83,7 +87,8 @@ func (c *Campaigns) Create(ctx context.Context, actor Actor, in CreateCampaignIn
 	req, err := newAdminRequest(actor, "createCampaign", in.RequestID, in.Name, string(in.Type),
 		fmt.Sprint(in.Value, in.MaxDiscount, in.MinSpend, in.TotalQuantity, *in.RefundWindowMinutes, in.PerCustomerLimit),
 		in.ValidFrom.UTC().Format(time.RFC3339Nano), in.ValidTo.UTC().Format(time.RFC3339Nano), fmt.Sprint(in.StoreIDs),
-		fmt.Sprint("uses=", *in.UsesPerCoupon))
+		fmt.Sprint("uses=", *in.UsesPerCoupon),
+		fmt.Sprint("limits=", deref(in.PerCustomerDailyLimit), deref(in.PerStoreDailyLimit)))
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +103,8 @@ func (c *Campaigns) Create(ctx context.Context, actor Actor, in CreateCampaignIn
 		MaxDiscount: in.MaxDiscount, MinSpend: in.MinSpend, ValidFrom: in.ValidFrom.UTC(), ValidTo: in.ValidTo.UTC(),
 		AllStores: len(in.StoreIDs) == 0, TotalQuantity: in.TotalQuantity, PerCustomerLimit: in.PerCustomerLimit,
 		RefundWindowMinutes: *in.RefundWindowMinutes, State: models.CampaignActive, CreatedAt: c.now(),
-		UsesPerCoupon: *in.UsesPerCoupon}
+		UsesPerCoupon: *in.UsesPerCoupon, PerCustomerDailyLimit: deref(in.PerCustomerDailyLimit),
+		PerStoreDailyLimit: deref(in.PerStoreDailyLimit)}
 	err = db.Transaction(func(tx *gorm.DB) error {
 		for _, id := range in.StoreIDs {
 			if err := storeMustExist(tx, actor.MerchantID, id); err != nil {
@@ -159,6 +165,12 @@ func validateCampaign(in *CreateCampaignInput) error {
 	}
 	if *in.UsesPerCoupon < 1 || *in.UsesPerCoupon > MaxUsesPerCoupon {
 		return invalidf("usesPerCoupon must be between 1 and %d", MaxUsesPerCoupon)
+	}
+	if in.PerCustomerDailyLimit != nil && *in.PerCustomerDailyLimit < 1 {
+		return invalidf("perCustomerDailyLimit must be at least 1 (omit it for no limit)")
+	}
+	if in.PerStoreDailyLimit != nil && *in.PerStoreDailyLimit < 1 {
+		return invalidf("perStoreDailyLimit must be at least 1 (omit it for no limit)")
 	}
 	return nil
 }

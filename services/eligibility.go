@@ -21,6 +21,8 @@ const (
 	RejectStoreNotEligible = "STORE_NOT_ELIGIBLE"
 	RejectMinSpendNotMet   = "MIN_SPEND_NOT_MET"
 	RejectCampaignPaused   = "CAMPAIGN_PAUSED"
+	// RejectCustomerMismatch, RejectCustomerLimitReached and
+	// RejectStoreDailyLimitReached are in allowance.go.
 )
 
 // MaxOrderAmount caps an order amount: ¥100,000,000 in fen, far above any
@@ -34,8 +36,8 @@ const MaxOrderAmount = 10_000_000_000
 // diagnose explains it reason by reason, after a failed take (which already
 // decided) and for a quote (where it is the answer). TestEligibilityExplained
 // holds the two together on both databases.
-func diagnose(db *gorm.DB, campaign *models.Campaign, c *models.Coupon, storeID, orderAmount int64, now time.Time) (string, error) {
-	reasons, err := diagnoseAll(db, campaign, c, storeID, orderAmount, now)
+func diagnose(db *gorm.DB, campaign *models.Campaign, c *models.Coupon, storeID, orderAmount int64, customer, day string, now time.Time) (string, error) {
+	reasons, err := diagnoseAll(db, campaign, c, storeID, orderAmount, customer, day, now)
 	if err != nil || len(reasons) == 0 {
 		return "", err
 	}
@@ -44,10 +46,11 @@ func diagnose(db *gorm.DB, campaign *models.Campaign, c *models.Coupon, storeID,
 
 // diagnoseAll names every rule that keeps coupon c from being taken, each
 // once, in the order diagnose ranks them (status, validity, campaign state,
-// minimum spend, store), so its first is diagnose's answer; none when the
-// coupon could be taken. A quote shows them all, so the clerk learns at once
+// minimum spend, store, customer, then the limits at redemption on the
+// merchant-local day), so its first is diagnose's answer; none when the
+// coupon could be taken. customer is the request's ("" for none). A quote shows them all, so the clerk learns at once
 // everything that stands in the way.
-func diagnoseAll(db *gorm.DB, campaign *models.Campaign, c *models.Coupon, storeID, orderAmount int64, now time.Time) ([]string, error) {
+func diagnoseAll(db *gorm.DB, campaign *models.Campaign, c *models.Coupon, storeID, orderAmount int64, customer, day string, now time.Time) ([]string, error) {
 	var reasons []string
 	add := func(r string) {
 		if !slices.Contains(reasons, r) {
@@ -84,6 +87,18 @@ func diagnoseAll(db *gorm.DB, campaign *models.Campaign, c *models.Coupon, store
 			add(RejectStoreNotEligible)
 		}
 	}
+	if c.CustomerRef != nil && customer != "" && *c.CustomerRef != customer {
+		add(RejectCustomerMismatch)
+	}
+	if !slices.Contains(reasons, RejectCustomerMismatch) {
+		reached, err := reachedAllowance(db, campaign, c.MerchantID, customerOf(c.CustomerRef, customer), storeID, day)
+		if err != nil {
+			return nil, err
+		}
+		if reached != "" {
+			add(reached)
+		}
+	}
 	return reasons, nil
 }
 
@@ -117,6 +132,8 @@ type QuoteInput struct {
 	Code        string
 	StoreID     int64
 	OrderAmount int64
+	// CustomerRef, optional, is the customer who would redeem.
+	CustomerRef string
 }
 
 // Quote is what a redemption would give now: the coupon, every reason it
@@ -151,6 +168,9 @@ func (s *Redemptions) Quote(ctx context.Context, actor Actor, in QuoteInput) (*Q
 	if err := checkOrderAmount(in.OrderAmount); err != nil {
 		return nil, err
 	}
+	if err := checkText("customerRef", in.CustomerRef, 64, false); err != nil {
+		return nil, err
+	}
 	if err := actor.requireStore(in.StoreID); err != nil {
 		return nil, err
 	}
@@ -171,7 +191,11 @@ func (s *Redemptions) Quote(ctx context.Context, actor Actor, in QuoteInput) (*Q
 		return nil, err
 	}
 	now := s.now()
-	reasons, err := diagnoseAll(db, campaign, c, in.StoreID, in.OrderAmount, now)
+	day, err := s.days.day(ctx, actor.MerchantID, now)
+	if err != nil {
+		return nil, err
+	}
+	reasons, err := diagnoseAll(db, campaign, c, in.StoreID, in.OrderAmount, in.CustomerRef, day, now)
 	if err != nil {
 		return nil, fmt.Errorf("quote coupon %d: %w", c.ID, err)
 	}

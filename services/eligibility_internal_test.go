@@ -59,6 +59,11 @@ func TestEligibilityExplained(t *testing.T) {
 				// the rule, not the transitions.
 				must(t, db.Exec("UPDATE coupons SET status = ? WHERE merchant_id = ? AND code = ?",
 					string(statuses[i]), m.ID, code).Error)
+				if camp == onlyA {
+					// onlyA's coupons were issued to a customer.
+					must(t, db.Exec("UPDATE coupons SET customer_ref = 'alice' WHERE merchant_id = ? AND code = ?",
+						m.ID, code).Error)
+				}
 				row, err := models.CouponByCode(db, m.ID, code)
 				must(t, err)
 				coupons = append(coupons, coupon{camp, row})
@@ -79,36 +84,40 @@ func TestEligibilityExplained(t *testing.T) {
 			validTo.Add(-time.Second), validTo, validTo.Add(time.Second)}
 		amounts := []int64{0, 2999, 3000, 3001}
 		stores := []int64{storeA.ID, storeB.ID}
+		customers := []string{"", "alice", "bob"}
+		const day = "2026-12-01"
 
 		reasons := map[string]int{}
 		for _, c := range coupons {
 			for _, now := range times {
 				for _, amount := range amounts {
 					for _, store := range stores {
-						name := fmt.Sprintf("%s/%s/%s/amount=%d/store=%d", c.campaign.Name, c.row.Status,
-							now.Format(time.RFC3339), amount, store)
-						reason, err := diagnose(db, c.campaign, c.row, store, amount, now)
-						must(t, err)
-						all, err := diagnoseAll(db, c.campaign, c.row, store, amount, now)
-						must(t, err)
-						if want := wantReasons(c.campaign, c.row, store, storeA.ID, amount, now); !slices.Equal(all, want) {
-							t.Errorf("%s: diagnoseAll %v, want %v", name, all, want)
+						for _, customer := range customers {
+							name := fmt.Sprintf("%s/%s/%s/amount=%d/store=%d/customer=%s", c.campaign.Name, c.row.Status,
+								now.Format(time.RFC3339), amount, store, customer)
+							reason, err := diagnose(db, c.campaign, c.row, store, amount, customer, day, now)
+							must(t, err)
+							all, err := diagnoseAll(db, c.campaign, c.row, store, amount, customer, day, now)
+							must(t, err)
+							if want := wantReasons(c.campaign, c.row, store, storeA.ID, amount, customer, now); !slices.Equal(all, want) {
+								t.Errorf("%s: diagnoseAll %v, want %v", name, all, want)
+							}
+							taken, err := models.CouponEligible(db, c.row.ID, store, amount, customer, now)
+							must(t, err)
+							if taken != (reason == "") {
+								t.Errorf("%s: SQL takes it: %t, diagnose says %q", name, taken, reason)
+							}
+							if want := wantReason(c.campaign, c.row, store, storeA.ID, amount, customer, now); reason != want {
+								t.Errorf("%s: diagnose %q, want %q", name, reason, want)
+							}
+							reasons[reason]++
 						}
-						taken, err := models.CouponEligible(db, c.row.ID, store, amount, now)
-						must(t, err)
-						if taken != (reason == "") {
-							t.Errorf("%s: SQL takes it: %t, diagnose says %q", name, taken, reason)
-						}
-						if want := wantReason(c.campaign, c.row, store, storeA.ID, amount, now); reason != want {
-							t.Errorf("%s: diagnose %q, want %q", name, reason, want)
-						}
-						reasons[reason]++
 					}
 				}
 			}
 		}
 		for _, r := range []string{"", RejectNotAvailable, RejectExpired, RejectNotYetValid, RejectStoreNotEligible,
-			RejectMinSpendNotMet, RejectCampaignPaused} {
+			RejectMinSpendNotMet, RejectCampaignPaused, RejectCustomerMismatch} {
 			if reasons[r] == 0 {
 				t.Errorf("no case gave reason %q: the table no longer covers it", r)
 			}
@@ -118,7 +127,7 @@ func TestEligibilityExplained(t *testing.T) {
 
 // wantReason is the reject reason the design gives, written independently of
 // diagnose: status first, then the window, the minimum spend, the store.
-func wantReason(camp *models.Campaign, c *models.Coupon, store, onlyStore, amount int64, now time.Time) string {
+func wantReason(camp *models.Campaign, c *models.Coupon, store, onlyStore, amount int64, customer string, now time.Time) string {
 	switch {
 	case c.Status == models.CouponExpired:
 		return RejectExpired
@@ -134,13 +143,15 @@ func wantReason(camp *models.Campaign, c *models.Coupon, store, onlyStore, amoun
 		return RejectMinSpendNotMet
 	case !camp.AllStores && store != onlyStore:
 		return RejectStoreNotEligible
+	case c.CustomerRef != nil && customer != "" && customer != *c.CustomerRef:
+		return RejectCustomerMismatch
 	}
 	return ""
 }
 
 // wantReasons is every reject reason the design gives for the case, each
 // once, in the rank of wantReason, written independently of diagnoseAll.
-func wantReasons(camp *models.Campaign, c *models.Coupon, store, onlyStore, amount int64, now time.Time) []string {
+func wantReasons(camp *models.Campaign, c *models.Coupon, store, onlyStore, amount int64, customer string, now time.Time) []string {
 	var out []string
 	add := func(fails bool, r string) {
 		if fails && !slices.Contains(out, r) {
@@ -154,6 +165,7 @@ func wantReasons(camp *models.Campaign, c *models.Coupon, store, onlyStore, amou
 	add(camp.State == models.CampaignPaused, RejectCampaignPaused)
 	add(amount < camp.MinSpend, RejectMinSpendNotMet)
 	add(!camp.AllStores && store != onlyStore, RejectStoreNotEligible)
+	add(c.CustomerRef != nil && customer != "" && customer != *c.CustomerRef, RejectCustomerMismatch)
 	return out
 }
 

@@ -36,14 +36,20 @@ func (s *Redemptions) admit(actor Actor, op models.Operation, in RedeemInput) (*
 	if err := checkOrderAmount(in.OrderAmount); err != nil {
 		return nil, err
 	}
+	if err := checkText("customerRef", in.CustomerRef, 64, false); err != nil {
+		return nil, err
+	}
 	if err := actor.requireStore(in.StoreID); err != nil {
 		return nil, err
 	}
 	if err := s.limits.redeem(actor, in.StoreID); err != nil {
 		return nil, err
 	}
-	return &request{actor: actor, op: op, in: in, code: code,
-		fp: fingerprint(string(op), code, strconv.FormatInt(in.StoreID, 10), strconv.FormatInt(in.OrderAmount, 10))}, nil
+	parts := []string{string(op), code, strconv.FormatInt(in.StoreID, 10), strconv.FormatInt(in.OrderAmount, 10)}
+	if in.CustomerRef != "" {
+		parts = append(parts, "customer="+in.CustomerRef)
+	}
+	return &request{actor: actor, op: op, in: in, code: code, fp: fingerprint(parts...)}, nil
 }
 
 // newFlow is the ledger row req starts: not yet taken, no status.

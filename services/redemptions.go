@@ -49,6 +49,8 @@ type Redemptions struct {
 	// runs the take in its line (noFront).
 	front front
 	hooks hooks
+	// days tells merchant-local days, for the daily limits.
+	days *merchantDays
 }
 
 // adapter is the fulfillment adapter and the deadline of one call to it.
@@ -75,12 +77,13 @@ type hooks struct {
 func newRedemptions(db *gorm.DB, o Options, campaigns *Campaigns) *Redemptions {
 	s := &Redemptions{db: db, now: o.Now, holdTimeout: o.HoldTimeout, campaigns: campaigns,
 		adapter: adapter{Fulfiller: o.Fulfiller, timeout: o.FulfilTimeout}, limits: newRateLimits(o.Limits, o.Now),
-		gate: newGate(db), hooks: hooks{log: o.Logger, observe: o.OnRedemption, crash: o.CrashPoint}}
+		gate: newGate(db), hooks: hooks{log: o.Logger, observe: o.OnRedemption, crash: o.CrashPoint},
+		days: &merchantDays{db: db}}
 	s.reserve = txTake{s: s}
 	switch f := o.Fulfiller.(type) {
 	case orderTable:
 		if models.RedeemOnceSupported(db) {
-			s.oneShot = statementTake{s: s}
+			s.oneShot = statementTake{s: s, counting: txTake{s: s, complete: f}}
 		} else {
 			s.oneShot = txTake{s: s, complete: f}
 		}
@@ -105,6 +108,11 @@ type RedeemInput struct {
 	StoreID     int64
 	RequestID   string
 	OrderAmount int64
+	// CustomerRef, optional, is the customer redeeming: a coupon issued to
+	// another customer is rejected (CUSTOMER_MISMATCH), and the use counts
+	// against the campaign's per-customer limits. A coupon issued to a
+	// customer counts for that customer when it is "".
+	CustomerRef string
 }
 
 // Redeem redeems a coupon in one call: it takes the coupon, has the

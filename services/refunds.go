@@ -93,6 +93,10 @@ func (s *Redemptions) Refund(ctx context.Context, actor Actor, in RefundInput) (
 		if err := models.InsertRefund(tx, refund); err != nil {
 			return err
 		}
+		// A refunded use gives its allowance back to the limits it counted against.
+		if err := s.returnAllowances(tx, flow); err != nil {
+			return err
+		}
 		if err := models.RecordTransitions(tx, transitions...); err != nil {
 			return err
 		}

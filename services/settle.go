@@ -64,6 +64,12 @@ func (s *Redemptions) finish(ctx context.Context, actor Actor, flow *models.Rede
 				// by it; anything else is a broken invariant, never papered over.
 				return fmt.Errorf("coupon %d is not held by processing flow %s", flow.CouponID, flow.RedeemNo)
 			}
+			if to == models.CouponUnused {
+				// A use given back no longer counts against the limits.
+				if err := s.returnAllowances(tx, flow); err != nil {
+					return err
+				}
+			}
 			return models.RecordTransitions(tx, flow.Transition(models.CouponRedeeming, after, version, actor.Label(), out.Now))
 		})
 	})

@@ -53,14 +53,19 @@ func (t txTake) take(ctx context.Context, req *request) taken {
 	db := s.db.WithContext(ctx)
 	flow := s.newFlow(req)
 	now := flow.CreatedAt
+	day, err := s.days.day(ctx, req.actor.MerchantID, now)
+	if err != nil {
+		return taken{err: fmt.Errorf("reserve coupon: %w", err)}
+	}
 	var seen models.Coupon
-	err := s.gate.run(ctx, func() error {
+	err = s.gate.run(ctx, func() error {
 		return db.Transaction(func(tx *gorm.DB) error {
 			if err := checkStore(tx, req); err != nil {
 				return err
 			}
 			got, ok, err := models.ReserveCoupon(tx, models.ReserveArgs{MerchantID: req.actor.MerchantID, Code: req.code,
-				RedeemNo: flow.RedeemNo, StoreID: req.in.StoreID, OrderAmount: req.in.OrderAmount, Now: now})
+				RedeemNo: flow.RedeemNo, StoreID: req.in.StoreID, OrderAmount: req.in.OrderAmount,
+				CustomerRef: req.in.CustomerRef, Now: now})
 			if err != nil {
 				return err
 			}
@@ -73,7 +78,7 @@ func (t txTake) take(ctx context.Context, req *request) taken {
 					return err
 				}
 				seen = *c
-				return s.reject(tx, flow, c, now)
+				return s.reject(tx, flow, c, req.in.CustomerRef, day, now)
 			}
 			campaign, err := s.campaigns.cached(tx, got.CampaignID)
 			if err != nil {
@@ -81,6 +86,18 @@ func (t txTake) take(ctx context.Context, req *request) taken {
 			}
 			hold := now.Add(s.holdTimeout)
 			flow.CouponID, flow.Status, flow.HoldUntil, flow.UseNo = got.ID, models.FlowProcessing, &hold, got.UseNo
+			if customer := customerOf(got.CustomerRef, req.in.CustomerRef); customer != "" {
+				flow.CustomerRef = &customer
+			}
+			// The limits count in the transaction that takes the coupon: a
+			// limit reached rolls the take back, and the rejection is
+			// recorded afterwards.
+			if reason, err := takeAllowances(tx, campaign, flow, deref(flow.CustomerRef), day); err != nil || reason != "" {
+				if err == nil {
+					err = &limitReached{reason: reason}
+				}
+				return err
+			}
 			flow.DiscountAmount = campaign.Discount(req.in.OrderAmount)
 			reserved := flow.Transition(models.CouponUnused, models.CouponRedeeming, got.Version, req.actor.Label(), now)
 			if t.complete == nil {
@@ -94,10 +111,38 @@ func (t txTake) take(ctx context.Context, req *request) taken {
 			return nil
 		})
 	})
+	var limit *limitReached
+	if errors.As(err, &limit) {
+		var rejected *models.RedemptionFlow
+		if rejected, err = s.rejectOverLimit(ctx, req, limit.reason, now); err == nil {
+			return taken{flow: rejected, fresh: true}
+		}
+	}
 	if err != nil {
 		return s.answerTake(db, req, err)
 	}
 	return taken{flow: flow, fresh: true, seen: seen}
+}
+
+// rejectOverLimit records the REJECTED flow of req, whose take a limit
+// rolled back, in a transaction of its own: the coupon (unchanged, read
+// again) and the reason. A concurrent copy of the request that committed
+// first makes the insert fail on the unique index, and answerTake replays it.
+func (s *Redemptions) rejectOverLimit(ctx context.Context, req *request, reason string, now time.Time) (*models.RedemptionFlow, error) {
+	db := s.db.WithContext(ctx)
+	flow := s.newFlow(req)
+	return flow, s.gate.run(ctx, func() error {
+		c, err := models.CouponByCode(db, req.actor.MerchantID, req.code)
+		if err != nil {
+			return err
+		}
+		flow.CreatedAt, flow.UpdatedAt = now, now
+		flow.CouponID, flow.Status, flow.RejectReason, flow.FinishedAt = c.ID, models.FlowRejected, &reason, &now
+		if customer := customerOf(c.CustomerRef, req.in.CustomerRef); customer != "" {
+			flow.CustomerRef = &customer
+		}
+		return models.InsertFlow(db, flow)
+	})
 }
 
 // completeInTx completes a one-shot redemption inside its reserve
@@ -129,7 +174,13 @@ func completeInTx(tx *gorm.DB, f TxFulfiller, flow *models.RedemptionFlow, reser
 // take the coupon, one read tells a repeated request id (answered with its
 // flow, nothing written) from a rejection, which is recorded with one insert.
 // No explicit transaction is needed: each write is one statement.
-type statementTake struct{ s *Redemptions }
+type statementTake struct {
+	s *Redemptions
+	// counting takes the coupons whose use counts against a limit, which
+	// the statement leaves alone (see models.RedeemOnce): in a transaction
+	// with the order inside.
+	counting taker
+}
 
 func (t statementTake) take(ctx context.Context, req *request) taken {
 	s := t.s
@@ -137,6 +188,7 @@ func (t statementTake) take(ctx context.Context, req *request) taken {
 	flow := s.newFlow(req)
 	now := flow.CreatedAt
 	var seen models.Coupon
+	counts := false
 	err := s.gate.run(ctx, func() error {
 		if err := checkStore(db, req); err != nil {
 			return err
@@ -144,7 +196,8 @@ func (t statementTake) take(ctx context.Context, req *request) taken {
 		hold := now.Add(s.holdTimeout)
 		flow.HoldUntil = &hold
 		ok, err := models.RedeemOnce(db, models.ReserveArgs{MerchantID: req.actor.MerchantID, Code: req.code,
-			RedeemNo: flow.RedeemNo, StoreID: req.in.StoreID, OrderAmount: req.in.OrderAmount, Now: now}, flow, req.actor.Label())
+			RedeemNo: flow.RedeemNo, StoreID: req.in.StoreID, OrderAmount: req.in.OrderAmount,
+			CustomerRef: req.in.CustomerRef, Now: now}, flow, req.actor.Label())
 		if err != nil {
 			return err
 		}
@@ -162,9 +215,24 @@ func (t statementTake) take(ctx context.Context, req *request) taken {
 		case known:
 			return errKnownRequest
 		}
+		campaign, err := s.campaigns.cached(db, c.CampaignID)
+		if err != nil {
+			return err
+		}
+		if campaign.CountsAllowances(customerOf(c.CustomerRef, req.in.CustomerRef)) {
+			counts = true
+			return nil
+		}
 		seen = *c
-		return s.reject(db, flow, c, now)
+		day, err := s.days.day(ctx, req.actor.MerchantID, now)
+		if err != nil {
+			return err
+		}
+		return s.reject(db, flow, c, req.in.CustomerRef, day, now)
 	})
+	if counts {
+		return t.counting.take(ctx, req)
+	}
 	if err != nil {
 		return s.answerTake(db, req, err)
 	}
@@ -172,13 +240,17 @@ func (t statementTake) take(ctx context.Context, req *request) taken {
 }
 
 // reject records a REJECTED flow for coupon c, which the take's conditional
-// update did not take, with the first rule that keeps it from being taken.
-func (s *Redemptions) reject(db *gorm.DB, flow *models.RedemptionFlow, c *models.Coupon, now time.Time) error {
+// update did not take, with the first rule that keeps it from being taken
+// for customer ("" for none) on the merchant-local day.
+func (s *Redemptions) reject(db *gorm.DB, flow *models.RedemptionFlow, c *models.Coupon, customer, day string, now time.Time) error {
 	campaign, err := s.campaigns.current(db, c.CampaignID)
 	if err != nil {
 		return err
 	}
-	reason, err := diagnose(db, campaign, c, flow.StoreID, flow.OrderAmount, now)
+	if who := customerOf(c.CustomerRef, customer); who != "" {
+		flow.CustomerRef = &who
+	}
+	reason, err := diagnose(db, campaign, c, flow.StoreID, flow.OrderAmount, customer, day, now)
 	if err != nil {
 		return err
 	}

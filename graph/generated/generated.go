@@ -94,24 +94,26 @@ type ComplexityRoot struct {
 	}
 
 	Campaign struct {
-		CreatedAt           func(childComplexity int) int
-		ID                  func(childComplexity int) int
-		Issued              func(childComplexity int) int
-		MaxDiscount         func(childComplexity int) int
-		MinSpend            func(childComplexity int) int
-		Name                func(childComplexity int) int
-		PerCustomerLimit    func(childComplexity int) int
-		RefundWindowMinutes func(childComplexity int) int
-		Reissued            func(childComplexity int) int
-		State               func(childComplexity int) int
-		Stores              func(childComplexity int) int
-		TotalQuantity       func(childComplexity int) int
-		Type                func(childComplexity int) int
-		UsesPerCoupon       func(childComplexity int) int
-		ValidFrom           func(childComplexity int) int
-		ValidTo             func(childComplexity int) int
-		Value               func(childComplexity int) int
-		Version             func(childComplexity int) int
+		CreatedAt             func(childComplexity int) int
+		ID                    func(childComplexity int) int
+		Issued                func(childComplexity int) int
+		MaxDiscount           func(childComplexity int) int
+		MinSpend              func(childComplexity int) int
+		Name                  func(childComplexity int) int
+		PerCustomerDailyLimit func(childComplexity int) int
+		PerCustomerLimit      func(childComplexity int) int
+		PerStoreDailyLimit    func(childComplexity int) int
+		RefundWindowMinutes   func(childComplexity int) int
+		Reissued              func(childComplexity int) int
+		State                 func(childComplexity int) int
+		Stores                func(childComplexity int) int
+		TotalQuantity         func(childComplexity int) int
+		Type                  func(childComplexity int) int
+		UsesPerCoupon         func(childComplexity int) int
+		ValidFrom             func(childComplexity int) int
+		ValidTo               func(childComplexity int) int
+		Value                 func(childComplexity int) int
+		Version               func(childComplexity int) int
 	}
 
 	CampaignConnection struct {
@@ -297,7 +299,7 @@ type ComplexityRoot struct {
 		Jobs              func(childComplexity int) int
 		Liability         func(childComplexity int) int
 		Redemption        func(childComplexity int, redeemNo string) int
-		RedemptionQuote   func(childComplexity int, code string, storeID int64, orderAmount int64) int
+		RedemptionQuote   func(childComplexity int, code string, storeID int64, orderAmount int64, customerRef *string) int
 		Redemptions       func(childComplexity int, filter *model.RedemptionFilter, first *int64, after *string) int
 		RedemptionsByHour func(childComplexity int, from time.Time, to time.Time, storeID *int64) int
 		Statements        func(childComplexity int, from string, to string, storeID *int64) int
@@ -309,6 +311,7 @@ type ComplexityRoot struct {
 	Redemption struct {
 		Coupon         func(childComplexity int) int
 		CreatedAt      func(childComplexity int) int
+		CustomerRef    func(childComplexity int) int
 		DiscountAmount func(childComplexity int) int
 		FinishedAt     func(childComplexity int) int
 		HoldUntil      func(childComplexity int) int
@@ -490,7 +493,7 @@ type QueryResolver interface {
 	Statements(ctx context.Context, from string, to string, storeID *int64) (*services.Statement, error)
 	Liability(ctx context.Context) (*services.Liability, error)
 	RedemptionsByHour(ctx context.Context, from time.Time, to time.Time, storeID *int64) ([]*services.HourCount, error)
-	RedemptionQuote(ctx context.Context, code string, storeID int64, orderAmount int64) (*services.Quote, error)
+	RedemptionQuote(ctx context.Context, code string, storeID int64, orderAmount int64, customerRef *string) (*services.Quote, error)
 	Redemption(ctx context.Context, redeemNo string) (*models.RedemptionFlow, error)
 	Redemptions(ctx context.Context, filter *model.RedemptionFilter, first *int64, after *string) (*model.RedemptionConnection, error)
 	Stores(ctx context.Context, first *int64, after *string) (*model.StoreConnection, error)
@@ -733,12 +736,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Campaign.Name(childComplexity), true
+	case "Campaign.perCustomerDailyLimit":
+		if e.ComplexityRoot.Campaign.PerCustomerDailyLimit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.PerCustomerDailyLimit(childComplexity), true
 	case "Campaign.perCustomerLimit":
 		if e.ComplexityRoot.Campaign.PerCustomerLimit == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Campaign.PerCustomerLimit(childComplexity), true
+	case "Campaign.perStoreDailyLimit":
+		if e.ComplexityRoot.Campaign.PerStoreDailyLimit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.PerStoreDailyLimit(childComplexity), true
 	case "Campaign.refundWindowMinutes":
 		if e.ComplexityRoot.Campaign.RefundWindowMinutes == nil {
 			break
@@ -1665,7 +1680,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.RedemptionQuote(childComplexity, args["code"].(string), args["storeId"].(int64), args["orderAmount"].(int64)), true
+		return e.ComplexityRoot.Query.RedemptionQuote(childComplexity, args["code"].(string), args["storeId"].(int64), args["orderAmount"].(int64), args["customerRef"].(*string)), true
 	case "Query.redemptions":
 		if e.ComplexityRoot.Query.Redemptions == nil {
 			break
@@ -1740,6 +1755,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Redemption.CreatedAt(childComplexity), true
+	case "Redemption.customerRef":
+		if e.ComplexityRoot.Redemption.CustomerRef == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Redemption.CustomerRef(childComplexity), true
 	case "Redemption.discountAmount":
 		if e.ComplexityRoot.Redemption.DiscountAmount == nil {
 			break
@@ -2437,6 +2458,10 @@ type Campaign {
   refundWindowMinutes: Int!
   "Uses each coupon gives: 1, or up to 100 for multi-use cards (次卡)."
   usesPerCoupon: Int!
+  "Most successful uses per customer per day (merchant time zone); 0 means no limit."
+  perCustomerDailyLimit: Int!
+  "Most successful uses per store per day (merchant time zone); 0 means no limit."
+  perStoreDailyLimit: Int!
   "Whether it issues and its coupons are taken."
   state: CampaignState!
   "Optimistic-locking version: send it back with any change; a stale one is CONFLICT with extensions.currentVersion."
@@ -2491,12 +2516,16 @@ input CreateCampaignInput {
   totalQuantity: Int!
   "Minutes after redemption during which a clerk may refund; omitted means 1440, 0 means clerks may not."
   refundWindowMinutes: Int
-  "Most coupons one customer reference may be issued; omitted or 0 means no limit."
+  "Most coupons one customer reference may be issued, and most successful uses one customer may make of the campaign's coupons at redemption (a use counts for the coupon's customer, or the request's customerRef for an anonymous coupon; a refunded use gives its allowance back); omitted or 0 means no limit."
   perCustomerLimit: Int
   "Optional idempotency key: a repeat with the same parameters returns the first result and changes nothing; other parameters under it are IDEMPOTENCY_KEY_REUSED."
   requestId: String
   "Uses each coupon gives, 1-100; omitted means 1. More than 1 makes multi-use cards (次卡): each use is its own redemption, and the card is REDEEMED after its last."
   usesPerCoupon: Int
+  "Most successful uses per customer per day (merchant time zone), at least 1; omitted means no limit. Over it is REJECTED with CUSTOMER_LIMIT_REACHED."
+  perCustomerDailyLimit: Int
+  "Most successful uses per store per day (merchant time zone), at least 1; omitted means no limit. Over it is REJECTED with STORE_DAILY_LIMIT_REACHED."
+  perStoreDailyLimit: Int
 }
 
 "Coupons to issue."
@@ -3057,6 +3086,12 @@ enum RejectReason {
   MIN_SPEND_NOT_MET
   "The campaign is paused; the coupon is untouched and works again when it resumes."
   CAMPAIGN_PAUSED
+  "The coupon was issued to another customer than the request's customerRef."
+  CUSTOMER_MISMATCH
+  "The customer has used the campaign's perCustomerLimit, or today's perCustomerDailyLimit."
+  CUSTOMER_LIMIT_REACHED
+  "The store has used today's perStoreDailyLimit of the campaign."
+  STORE_DAILY_LIMIT_REACHED
 }
 
 "One redemption attempt: the ledger row finance reconciles against."
@@ -3077,6 +3112,8 @@ type Redemption {
   coupon: Coupon!
   "The store."
   store: Store!
+  "The customer the use counts for: the coupon's own when it was issued to one, else the request's customerRef."
+  customerRef: String
   "Which use of its coupon this redemption took, 1 to the coupon's usesTotal; 0 when REJECTED."
   useNo: Int!
   "The order amount in fen."
@@ -3125,6 +3162,8 @@ input RedeemCouponInput {
   requestId: String!
   "The order amount in fen."
   orderAmount: Int!
+  "Optional: the customer redeeming (at most 64 characters). A coupon issued to another customer is REJECTED with CUSTOMER_MISMATCH; the use counts against the campaign's per-customer limits."
+  customerRef: String
 }
 
 "Confirms a reserved redemption."
@@ -3215,7 +3254,7 @@ extend type Query {
   "Succeeded redemptions per hour in [from, to), at most 31 days, optionally one store; hours without any are left out. Computed in the database, however many there are."
   redemptionsByHour(from: Time!, to: Time!, storeId: ID): [HourCount!]!
   "Previews a redemption for the redeem screen: eligibility and discount, without taking the coupon."
-  redemptionQuote(code: String!, storeId: ID!, orderAmount: Int!): RedemptionQuote!
+  redemptionQuote(code: String!, storeId: ID!, orderAmount: Int!, customerRef: String): RedemptionQuote!
   "One redemption by number."
   redemption(redeemNo: String!): Redemption
   "The ledger, newest first; a clerk sees its stores."
@@ -3567,6 +3606,10 @@ func (ec *executionContext) childFields_Campaign(ctx context.Context, field grap
 		return ec.fieldContext_Campaign_refundWindowMinutes(ctx, field)
 	case "usesPerCoupon":
 		return ec.fieldContext_Campaign_usesPerCoupon(ctx, field)
+	case "perCustomerDailyLimit":
+		return ec.fieldContext_Campaign_perCustomerDailyLimit(ctx, field)
+	case "perStoreDailyLimit":
+		return ec.fieldContext_Campaign_perStoreDailyLimit(ctx, field)
 	case "state":
 		return ec.fieldContext_Campaign_state(ctx, field)
 	case "version":
@@ -3897,6 +3940,8 @@ func (ec *executionContext) childFields_Redemption(ctx context.Context, field gr
 		return ec.fieldContext_Redemption_coupon(ctx, field)
 	case "store":
 		return ec.fieldContext_Redemption_store(ctx, field)
+	case "customerRef":
+		return ec.fieldContext_Redemption_customerRef(ctx, field)
 	case "useNo":
 		return ec.fieldContext_Redemption_useNo(ctx, field)
 	case "orderAmount":
@@ -4706,6 +4751,14 @@ func (ec *executionContext) field_Query_redemptionQuote_args(ctx context.Context
 		return nil, err
 	}
 	args["orderAmount"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "customerRef",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["customerRef"] = arg3
 	return args, nil
 }
 
@@ -5897,6 +5950,52 @@ func (ec *executionContext) _Campaign_usesPerCoupon(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Campaign_usesPerCoupon(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Campaign_perCustomerDailyLimit(ctx context.Context, field graphql.CollectedField, obj *models.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_perCustomerDailyLimit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PerCustomerDailyLimit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_perCustomerDailyLimit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Campaign_perStoreDailyLimit(ctx context.Context, field graphql.CollectedField, obj *models.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_perStoreDailyLimit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PerStoreDailyLimit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_perStoreDailyLimit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Campaign", field, false, false, "Int")
 }
 
@@ -9485,7 +9584,7 @@ func (ec *executionContext) _Query_redemptionQuote(ctx context.Context, field gr
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().RedemptionQuote(ctx, fc.Args["code"].(string), fc.Args["storeId"].(int64), fc.Args["orderAmount"].(int64))
+			return ec.Resolvers.Query().RedemptionQuote(ctx, fc.Args["code"].(string), fc.Args["storeId"].(int64), fc.Args["orderAmount"].(int64), fc.Args["customerRef"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *services.Quote) graphql.Marshaler {
@@ -9971,6 +10070,29 @@ func (ec *executionContext) fieldContext_Redemption_store(_ context.Context, fie
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Redemption_customerRef(ctx context.Context, field graphql.CollectedField, obj *models.RedemptionFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Redemption_customerRef(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CustomerRef, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Redemption_customerRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Redemption", field, false, false, "String")
 }
 
 func (ec *executionContext) _Redemption_useNo(ctx context.Context, field graphql.CollectedField, obj *models.RedemptionFlow) (ret graphql.Marshaler) {
@@ -13249,7 +13371,7 @@ func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "type", "value", "maxDiscount", "minSpend", "validFrom", "validTo", "storeIds", "totalQuantity", "refundWindowMinutes", "perCustomerLimit", "requestId", "usesPerCoupon"}
+	fieldsInOrder := [...]string{"name", "type", "value", "maxDiscount", "minSpend", "validFrom", "validTo", "storeIds", "totalQuantity", "refundWindowMinutes", "perCustomerLimit", "requestId", "usesPerCoupon", "perCustomerDailyLimit", "perStoreDailyLimit"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -13347,6 +13469,20 @@ func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Contex
 				return it, err
 			}
 			it.UsesPerCoupon = data
+		case "perCustomerDailyLimit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("perCustomerDailyLimit"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PerCustomerDailyLimit = data
+		case "perStoreDailyLimit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("perStoreDailyLimit"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PerStoreDailyLimit = data
 		}
 	}
 	return it, nil
@@ -13676,7 +13812,7 @@ func (ec *executionContext) unmarshalInputRedeemCouponInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"code", "storeId", "requestId", "orderAmount"}
+	fieldsInOrder := [...]string{"code", "storeId", "requestId", "orderAmount", "customerRef"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -13711,6 +13847,13 @@ func (ec *executionContext) unmarshalInputRedeemCouponInput(ctx context.Context,
 				return it, err
 			}
 			it.OrderAmount = data
+		case "customerRef":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerRef"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerRef = data
 		}
 	}
 	return it, nil
@@ -14501,6 +14644,16 @@ func (ec *executionContext) _Campaign(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "usesPerCoupon":
 			out.Values[i] = ec._Campaign_usesPerCoupon(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "perCustomerDailyLimit":
+			out.Values[i] = ec._Campaign_perCustomerDailyLimit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "perStoreDailyLimit":
+			out.Values[i] = ec._Campaign_perStoreDailyLimit(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -15941,6 +16094,11 @@ func (ec *executionContext) _Redemption(ctx context.Context, sel ast.SelectionSe
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Redemption_store(ctx, field, obj)
 				})
+		case "customerRef":
+			out.Values[i] = ec._Redemption_customerRef(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "useNo":
 			out.Values[i] = ec._Redemption_useNo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {

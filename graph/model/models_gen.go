@@ -152,12 +152,16 @@ type CreateCampaignInput struct {
 	TotalQuantity int64 `json:"totalQuantity"`
 	// Minutes after redemption during which a clerk may refund; omitted means 1440, 0 means clerks may not.
 	RefundWindowMinutes *int64 `json:"refundWindowMinutes,omitempty"`
-	// Most coupons one customer reference may be issued; omitted or 0 means no limit.
+	// Most coupons one customer reference may be issued, and most successful uses one customer may make of the campaign's coupons at redemption (a use counts for the coupon's customer, or the request's customerRef for an anonymous coupon; a refunded use gives its allowance back); omitted or 0 means no limit.
 	PerCustomerLimit *int64 `json:"perCustomerLimit,omitempty"`
 	// Optional idempotency key: a repeat with the same parameters returns the first result and changes nothing; other parameters under it are IDEMPOTENCY_KEY_REUSED.
 	RequestID *string `json:"requestId,omitempty"`
 	// Uses each coupon gives, 1-100; omitted means 1. More than 1 makes multi-use cards (次卡): each use is its own redemption, and the card is REDEEMED after its last.
 	UsesPerCoupon *int64 `json:"usesPerCoupon,omitempty"`
+	// Most successful uses per customer per day (merchant time zone), at least 1; omitted means no limit. Over it is REJECTED with CUSTOMER_LIMIT_REACHED.
+	PerCustomerDailyLimit *int64 `json:"perCustomerDailyLimit,omitempty"`
+	// Most successful uses per store per day (merchant time zone), at least 1; omitted means no limit. Over it is REJECTED with STORE_DAILY_LIMIT_REACHED.
+	PerStoreDailyLimit *int64 `json:"perStoreDailyLimit,omitempty"`
 }
 
 // A new store.
@@ -302,6 +306,8 @@ type RedeemCouponInput struct {
 	RequestID string `json:"requestId"`
 	// The order amount in fen.
 	OrderAmount int64 `json:"orderAmount"`
+	// Optional: the customer redeeming (at most 64 characters). A coupon issued to another customer is REJECTED with CUSTOMER_MISMATCH; the use counts against the campaign's per-customer limits.
+	CustomerRef *string `json:"customerRef,omitempty"`
 }
 
 // A page of redemptions.
@@ -432,6 +438,12 @@ const (
 	RejectReasonMinSpendNotMet RejectReason = "MIN_SPEND_NOT_MET"
 	// The campaign is paused; the coupon is untouched and works again when it resumes.
 	RejectReasonCampaignPaused RejectReason = "CAMPAIGN_PAUSED"
+	// The coupon was issued to another customer than the request's customerRef.
+	RejectReasonCustomerMismatch RejectReason = "CUSTOMER_MISMATCH"
+	// The customer has used the campaign's perCustomerLimit, or today's perCustomerDailyLimit.
+	RejectReasonCustomerLimitReached RejectReason = "CUSTOMER_LIMIT_REACHED"
+	// The store has used today's perStoreDailyLimit of the campaign.
+	RejectReasonStoreDailyLimitReached RejectReason = "STORE_DAILY_LIMIT_REACHED"
 )
 
 var AllRejectReason = []RejectReason{
@@ -441,11 +453,14 @@ var AllRejectReason = []RejectReason{
 	RejectReasonStoreNotEligible,
 	RejectReasonMinSpendNotMet,
 	RejectReasonCampaignPaused,
+	RejectReasonCustomerMismatch,
+	RejectReasonCustomerLimitReached,
+	RejectReasonStoreDailyLimitReached,
 }
 
 func (e RejectReason) IsValid() bool {
 	switch e {
-	case RejectReasonCouponNotAvailable, RejectReasonCouponExpired, RejectReasonCouponNotYetValid, RejectReasonStoreNotEligible, RejectReasonMinSpendNotMet, RejectReasonCampaignPaused:
+	case RejectReasonCouponNotAvailable, RejectReasonCouponExpired, RejectReasonCouponNotYetValid, RejectReasonStoreNotEligible, RejectReasonMinSpendNotMet, RejectReasonCampaignPaused, RejectReasonCustomerMismatch, RejectReasonCustomerLimitReached, RejectReasonStoreDailyLimitReached:
 		return true
 	}
 	return false

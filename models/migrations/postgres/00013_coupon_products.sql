@@ -22,7 +22,34 @@ DROP INDEX redemption_flows_live;
 CREATE UNIQUE INDEX redemption_flows_live ON redemption_flows (merchant_id, coupon_id, use_no)
     WHERE status IN ('PROCESSING', 'SUCCEEDED');
 
+-- Limits at redemption: per customer (over the campaign, and per day) and
+-- per store per day, days in the merchant's time zone. Each use counts in
+-- redemption_allowances, one row per campaign, scope, subject (customer
+-- reference or store id) and day ('' for the campaign-long count), taken by
+-- a conditional upsert in the transaction that takes the coupon and given
+-- back when the use is released or refunded. A flow remembers whom it
+-- counted for (customer_ref) and on which day (allowance_day, '' when it
+-- counted nothing).
+ALTER TABLE campaigns ADD COLUMN per_customer_daily_limit BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE campaigns ADD COLUMN per_store_daily_limit BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE redemption_flows ADD COLUMN customer_ref TEXT;
+ALTER TABLE redemption_flows ADD COLUMN allowance_day TEXT NOT NULL DEFAULT '';
+CREATE TABLE redemption_allowances (
+    merchant_id BIGINT NOT NULL,
+    campaign_id BIGINT NOT NULL,
+    scope       TEXT   NOT NULL CHECK (scope IN ('CUSTOMER', 'CUSTOMER_DAY', 'STORE_DAY')),
+    subject     TEXT   NOT NULL,
+    day         TEXT   NOT NULL,
+    used        BIGINT NOT NULL CHECK (used >= 0),
+    PRIMARY KEY (merchant_id, campaign_id, scope, subject, day)
+);
+
 -- +goose Down
+DROP TABLE redemption_allowances;
+ALTER TABLE redemption_flows DROP COLUMN allowance_day;
+ALTER TABLE redemption_flows DROP COLUMN customer_ref;
+ALTER TABLE campaigns DROP COLUMN per_store_daily_limit;
+ALTER TABLE campaigns DROP COLUMN per_customer_daily_limit;
 DROP INDEX redemption_flows_live;
 CREATE UNIQUE INDEX redemption_flows_live ON redemption_flows (merchant_id, coupon_id)
     WHERE status IN ('PROCESSING', 'SUCCEEDED');
