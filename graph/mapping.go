@@ -1,6 +1,8 @@
 package graph
 
 import (
+	"time"
+
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -82,4 +84,38 @@ func jobCounts(raw string) ([]*model.JobCount, error) {
 func redeemInput(in model.RedeemCouponInput) services.RedeemInput {
 	return services.RedeemInput{Code: in.Code, StoreID: in.StoreID, RequestID: in.RequestID, OrderAmount: in.OrderAmount,
 		CustomerRef: deref(in.CustomerRef)}
+}
+
+// weekdayNames pairs the schema's weekdays with Go's.
+var weekdayNames = []struct {
+	name model.Weekday
+	day  time.Weekday
+}{
+	{model.WeekdayMonday, time.Monday}, {model.WeekdayTuesday, time.Tuesday}, {model.WeekdayWednesday, time.Wednesday},
+	{model.WeekdayThursday, time.Thursday}, {model.WeekdayFriday, time.Friday}, {model.WeekdaySaturday, time.Saturday},
+	{model.WeekdaySunday, time.Sunday},
+}
+
+// weekdaysIn maps the schema's weekdays to Go's, in the order given.
+func weekdaysIn(in []model.Weekday) []time.Weekday {
+	out := make([]time.Weekday, 0, len(in))
+	for _, w := range in {
+		for _, n := range weekdayNames {
+			if n.name == w {
+				out = append(out, n.day)
+			}
+		}
+	}
+	return out
+}
+
+// weekdaysOf lists the weekdays of a campaign's weekday bits, Monday first.
+func weekdaysOf(bits int64) []model.Weekday {
+	out := []model.Weekday{}
+	for _, n := range weekdayNames {
+		if bits&models.WeekdayBit(n.day) != 0 {
+			out = append(out, n.name)
+		}
+	}
+	return out
 }

@@ -57,9 +57,20 @@ type Campaign struct {
 	// customer's uses over the campaign at redemption.
 	PerCustomerDailyLimit int64
 	PerStoreDailyLimit    int64
-	Version               int64
-	State                 CampaignState
-	CreatedAt             time.Time
+	// ValidDaysAfterIssue, when not 0, ends each coupon's validity that many
+	// days (of 24 hours) after it is issued, never past ValidTo.
+	ValidDaysAfterIssue int64
+	// Weekdays is the set of local weekdays the coupons can be used on, one
+	// bit each (WeekdayBit); 0 means every day.
+	Weekdays int64
+	// WindowFrom and WindowTo are the local minutes of the day [from, to)
+	// the coupons can be used in; equal means all day. A window with from
+	// after to crosses midnight and belongs to the day it starts on.
+	WindowFrom int64
+	WindowTo   int64
+	Version    int64
+	State      CampaignState
+	CreatedAt  time.Time
 }
 
 // CampaignStore scopes a campaign to one store; a campaign without rows here and
@@ -79,12 +90,62 @@ func (c *Campaign) CountsAllowances(customer string) bool {
 }
 
 // noAllowancesSQL holds when a use of coupons' row by customer (a text
-// parameter reference, ” for none) counts against no limit of campaign
+// parameter reference, an empty string for none) counts against no limit of campaign
 // row k: the negation of Campaign.CountsAllowances, the customer being the
 // coupon's own when it was issued to one.
 func noAllowancesSQL(k, customer string) string {
 	return `(` + k + `.per_store_daily_limit = 0 AND ((` + k + `.per_customer_limit = 0 AND ` + k + `.per_customer_daily_limit = 0)
     OR (coupons.customer_ref IS NULL AND ` + customer + ` = '')))`
+}
+
+// WeekdayBit is weekday d's bit in Campaign.Weekdays: Monday 1, Tuesday 2,
+// ... Sunday 64.
+func WeekdayBit(d time.Weekday) int64 { return 1 << ((int(d) + 6) % 7) }
+
+// LocalClock is a request's instant on the merchant's clock: the bits of
+// today's and yesterday's weekday and the minute of the day.
+type LocalClock struct {
+	Day, PrevDay, Minute int64
+}
+
+// ClockOf is t (in the merchant's location) as a LocalClock.
+func ClockOf(t time.Time) LocalClock {
+	return LocalClock{Day: WeekdayBit(t.Weekday()), PrevDay: WeekdayBit(t.AddDate(0, 0, -1).Weekday()),
+		Minute: int64(t.Hour()*60 + t.Minute())}
+}
+
+// TimeRule judges the campaign's weekday and time-of-day rules at k:
+// inHours is false outside the daily window; dayOK is false when the day
+// the use belongs to (today, or yesterday inside the after-midnight part of
+// a window that crosses midnight) is not one of the weekdays. The coupon can
+// be used when both hold. timeRuleSQL is the same rule in SQL;
+// TestEligibilityExplained holds them together on both databases.
+func (c *Campaign) TimeRule(k LocalClock) (dayOK, inHours bool) {
+	on := func(bit int64) bool { return c.Weekdays == 0 || c.Weekdays&bit != 0 }
+	switch {
+	case c.WindowFrom == c.WindowTo:
+		return on(k.Day), true
+	case c.WindowFrom < c.WindowTo:
+		return on(k.Day), k.Minute >= c.WindowFrom && k.Minute < c.WindowTo
+	case k.Minute >= c.WindowFrom:
+		return on(k.Day), true
+	case k.Minute < c.WindowTo:
+		return on(k.PrevDay), true
+	default:
+		return on(k.Day), false
+	}
+}
+
+// timeRuleSQL holds when campaign row k's weekday and time-of-day rules let
+// a coupon be used at the clock row clk (columns d, p, m: LocalClock's Day,
+// PrevDay and Minute).
+func timeRuleSQL(k, clk string) string {
+	on := func(bit string) string { return `(` + k + `.weekdays = 0 OR (` + k + `.weekdays & ` + bit + `) <> 0)` }
+	return `(CASE WHEN ` + k + `.window_from = ` + k + `.window_to THEN ` + on(clk+".d") + `
+    WHEN ` + k + `.window_from < ` + k + `.window_to THEN ` + clk + `.m >= ` + k + `.window_from AND ` + clk + `.m < ` + k + `.window_to AND ` + on(clk+".d") + `
+    WHEN ` + clk + `.m >= ` + k + `.window_from THEN ` + on(clk+".d") + `
+    WHEN ` + clk + `.m < ` + k + `.window_to THEN ` + on(clk+".p") + `
+    ELSE 1 = 0 END)`
 }
 
 // Discount is what a coupon of campaign c takes off an order of orderAmount

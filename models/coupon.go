@@ -83,27 +83,38 @@ type Coupon struct {
 // UNUSED with a use left, inside its validity window, its campaign ACTIVE (not paused or
 // ended), its minimum spend met by the order and valid at the store, and,
 // when it was issued to a customer and the request names one, issued to that
-// customer. Every statement that takes a coupon puts it
+// customer, and its campaign's weekday and time-of-day rules (timeRuleSQL)
+// allow the merchant-local clock. Every statement that takes a coupon puts it
 // in its WHERE, so the rule and the change are one statement; now, amount and
 // store are parameter references ("?" or "$n"), now used twice, and so is
-// customer (” for none).
+// customer (an empty string for none); clock is clockSQL's relation. The time
+// rules depend only on the clock and the campaign, so each request computes
+// the merchant-local weekday and minute once, in Go, and passes them as
+// parameters; the statement judges them against the campaign row.
 // services.diagnose explains the same rule in Go, reason by reason, and
 // TestEligibilityExplained holds the two together on both databases.
-func eligibleSQL(now, amount, store, customer string) string {
+func eligibleSQL(now, amount, store, customer, clock string) string {
 	return `coupons.status = 'UNUSED' AND coupons.uses_left > 0 AND coupons.valid_from <= ` + now + ` AND coupons.valid_to > ` + now + `
   AND (coupons.customer_ref IS NULL OR ` + customer + ` = '' OR coupons.customer_ref = ` + customer + `)
-  AND EXISTS (SELECT 1 FROM campaigns c WHERE c.id = coupons.campaign_id AND c.min_spend <= ` + amount + `
-    AND c.state = 'ACTIVE'
+  AND EXISTS (SELECT 1 FROM campaigns c, ` + clock + ` clk WHERE c.id = coupons.campaign_id AND c.min_spend <= ` + amount + `
+    AND c.state = 'ACTIVE' AND ` + timeRuleSQL("c", "clk") + `
     AND (c.all_stores OR EXISTS (SELECT 1 FROM campaign_stores cs WHERE cs.campaign_id = c.id AND cs.store_id = ` + store + `)))`
 }
 
+// clockSQL is the one-row clock relation eligibleSQL takes, from three
+// parameter references: LocalClock's Day, PrevDay and Minute.
+func clockSQL(d, p, m string) string {
+	return `(SELECT CAST(` + d + ` AS BIGINT) AS d, CAST(` + p + ` AS BIGINT) AS p, CAST(` + m + ` AS BIGINT) AS m)`
+}
+
 // CouponEligible reports whether the coupon with id could be taken now at
-// storeID for orderAmount, by the very condition the taking statements use.
-// It reads only; for checks that explain or test the rule.
-func CouponEligible(db *gorm.DB, couponID, storeID, orderAmount int64, customer string, now time.Time) (bool, error) {
+// storeID for orderAmount by customer ("" for none) at the merchant-local
+// clock k, by the very condition the taking statements use. It reads only;
+// for checks that explain or test the rule.
+func CouponEligible(db *gorm.DB, couponID, storeID, orderAmount int64, customer string, k LocalClock, now time.Time) (bool, error) {
 	var n int64
-	err := db.Raw(`SELECT COUNT(*) FROM coupons WHERE coupons.id = ? AND `+eligibleSQL("?", "?", "?", "?"),
-		couponID, now, now, customer, customer, orderAmount, storeID).Scan(&n).Error
+	err := db.Raw(`SELECT COUNT(*) FROM coupons WHERE coupons.id = ? AND `+eligibleSQL("?", "?", "?", "?", clockSQL("?", "?", "?")),
+		couponID, now.UTC(), now.UTC(), customer, customer, k.Day, k.PrevDay, k.Minute, orderAmount, storeID).Scan(&n).Error
 	return n == 1, err
 }
 
@@ -126,7 +137,9 @@ type ReserveArgs struct {
 	OrderAmount int64
 	// CustomerRef is the request's customer, "" for none.
 	CustomerRef string
-	Now         time.Time
+	// Clock is Now on the merchant's clock.
+	Clock LocalClock
+	Now   time.Time
 }
 
 // Reserved is what a successful reserve returns of the coupon.
@@ -144,7 +157,7 @@ type Reserved struct {
 // the decision and the change are one statement, so two concurrent reserves
 // cannot both win.
 var reserveSQL = `UPDATE coupons SET status = 'REDEEMING', redeem_no = ?, version = version + 1, updated_at = ?
-WHERE merchant_id = ? AND code = ? AND ` + eligibleSQL("?", "?", "?", "?") + `
+WHERE merchant_id = ? AND code = ? AND ` + eligibleSQL("?", "?", "?", "?", clockSQL("?", "?", "?")) + `
 RETURNING id, campaign_id, version, uses_total - uses_left + 1 AS use_no, customer_ref`
 
 // ReserveCoupon performs the conditional reserve of the merchant's coupon with
@@ -153,7 +166,7 @@ RETURNING id, campaign_id, version, uses_total - uses_left + 1 AS use_no, custom
 func ReserveCoupon(tx *gorm.DB, a ReserveArgs) (Reserved, bool, error) {
 	var rows []Reserved
 	err := tx.Raw(reserveSQL, a.RedeemNo, a.Now, a.MerchantID, a.Code, a.Now, a.Now, a.CustomerRef, a.CustomerRef,
-		a.OrderAmount, a.StoreID).
+		a.Clock.Day, a.Clock.PrevDay, a.Clock.Minute, a.OrderAmount, a.StoreID).
 		Scan(&rows).Error
 	if err != nil || len(rows) != 1 {
 		return Reserved{}, false, err

@@ -18,7 +18,7 @@ import (
 // Campaign.Discount's (discountSQL). Parameters: $1 redemption number, $2 now,
 // $3 merchant, $4 code, $5 order amount, $6 store, $7 request id,
 // $8 fingerprint, $9 operator, $10 hold deadline, $11 actor, $12 customer
-// (” for none). It takes only a coupon whose use counts against no limit
+// (an empty string for none). It takes only a coupon whose use counts against no limit
 // (noAllowancesSQL): counting one needs its own conditional upserts, which
 // one statement cannot undo when they fail (services takes those in a
 // transaction).
@@ -26,7 +26,7 @@ var redeemOnceSQL = `WITH c AS (
   UPDATE coupons SET status = CASE WHEN uses_left = 1 THEN 'REDEEMED' ELSE 'UNUSED' END,
     redeem_no = CASE WHEN uses_left = 1 THEN $1 END, uses_left = uses_left - 1,
     version = version + 2, updated_at = $2
-  WHERE merchant_id = $3 AND code = $4 AND ` + eligibleSQL("$2", "$5::bigint", "$6::bigint", "$12::text") + `
+  WHERE merchant_id = $3 AND code = $4 AND ` + eligibleSQL("$2", "$5::bigint", "$6::bigint", "$12::text", clockSQL("$13", "$14", "$15")) + `
     AND EXISTS (SELECT 1 FROM campaigns k WHERE k.id = coupons.campaign_id AND ` + noAllowancesSQL("k", "$12::text") + `)
   RETURNING id, campaign_id, version, status, uses_total - uses_left AS use_no, customer_ref
 ), o AS (
@@ -79,7 +79,7 @@ func RedeemOnce(db *gorm.DB, a ReserveArgs, flow *RedemptionFlow, actor string) 
 	var r RedeemedOnce
 	err := db.Statement.ConnPool.QueryRowContext(db.Statement.Context, redeemOnceSQL,
 		flow.RedeemNo, a.Now, a.MerchantID, a.Code, a.OrderAmount, a.StoreID, flow.RequestID, flow.Fingerprint,
-		flow.OperatorID, flow.HoldUntil, actor, a.CustomerRef,
+		flow.OperatorID, flow.HoldUntil, actor, a.CustomerRef, a.Clock.Day, a.Clock.PrevDay, a.Clock.Minute,
 	).Scan(&r.CouponID, &r.CampaignID, &r.FlowID, &r.DiscountAmount, &r.OrderRef, &r.Status, &r.UseNo, &r.CustomerRef)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil

@@ -125,22 +125,25 @@ type merchantDays struct {
 	zones sync.Map // merchant id -> *time.Location
 }
 
-// day is the date (YYYY-MM-DD) at now in the merchant's time zone.
-func (d *merchantDays) day(ctx context.Context, merchantID int64, now time.Time) (string, error) {
+// local is now on the merchant's clock (in its time zone).
+func (d *merchantDays) local(ctx context.Context, merchantID int64, now time.Time) (time.Time, error) {
 	if loc, ok := d.zones.Load(merchantID); ok {
-		return now.In(loc.(*time.Location)).Format(time.DateOnly), nil
+		return now.In(loc.(*time.Location)), nil
 	}
 	m, err := models.MerchantByID(d.db.WithContext(ctx), merchantID)
 	if err != nil {
-		return "", fmt.Errorf("find merchant %d: %w", merchantID, err)
+		return time.Time{}, fmt.Errorf("find merchant %d: %w", merchantID, err)
 	}
 	loc, err := time.LoadLocation(m.Timezone)
 	if err != nil {
-		return "", fmt.Errorf("merchant %d time zone: %w", merchantID, err)
+		return time.Time{}, fmt.Errorf("merchant %d time zone: %w", merchantID, err)
 	}
 	d.zones.Store(merchantID, loc)
-	return now.In(loc).Format(time.DateOnly), nil
+	return now.In(loc), nil
 }
+
+// dayOf is the merchant-local date (YYYY-MM-DD) of local.
+func dayOf(local time.Time) string { return local.Format(time.DateOnly) }
 
 // customerOf is whom a use of coupon c by a request naming customer is
 // counted for: the coupon's customer when it was issued to one.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -60,7 +61,22 @@ type CreateCampaignInput struct {
 	// cap the uses per customer and per store per day (merchant time zone).
 	PerCustomerDailyLimit *int64
 	PerStoreDailyLimit    *int64
+	// ValidDaysAfterIssue, optional and at least 1, ends each coupon's
+	// validity that many days (of 24 hours) after its issue, never past
+	// ValidTo.
+	ValidDaysAfterIssue *int64
+	// Weekdays, when not empty, are the local weekdays the coupons can be
+	// used on.
+	Weekdays []time.Weekday
+	// DailyWindow, optional, is the local time of day the coupons can be
+	// used in; From after To crosses midnight.
+	DailyWindow *DailyWindow
 }
+
+// DailyWindow is a time of day [From, To) in minutes after local midnight
+// (0-1439). From after To crosses midnight; the part after midnight belongs
+// to the day the window starts on (for the campaign's weekdays).
+type DailyWindow struct{ From, To int64 }
 
 // MaxUsesPerCoupon caps a multi-use card's uses.
 const MaxUsesPerCoupon = 100
@@ -88,7 +104,8 @@ func (c *Campaigns) Create(ctx context.Context, actor Actor, in CreateCampaignIn
 		fmt.Sprint(in.Value, in.MaxDiscount, in.MinSpend, in.TotalQuantity, *in.RefundWindowMinutes, in.PerCustomerLimit),
 		in.ValidFrom.UTC().Format(time.RFC3339Nano), in.ValidTo.UTC().Format(time.RFC3339Nano), fmt.Sprint(in.StoreIDs),
 		fmt.Sprint("uses=", *in.UsesPerCoupon),
-		fmt.Sprint("limits=", deref(in.PerCustomerDailyLimit), deref(in.PerStoreDailyLimit)))
+		fmt.Sprint("limits=", deref(in.PerCustomerDailyLimit), deref(in.PerStoreDailyLimit)),
+		fmt.Sprint("time=", deref(in.ValidDaysAfterIssue), in.Weekdays, deref(in.DailyWindow)))
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +121,13 @@ func (c *Campaigns) Create(ctx context.Context, actor Actor, in CreateCampaignIn
 		AllStores: len(in.StoreIDs) == 0, TotalQuantity: in.TotalQuantity, PerCustomerLimit: in.PerCustomerLimit,
 		RefundWindowMinutes: *in.RefundWindowMinutes, State: models.CampaignActive, CreatedAt: c.now(),
 		UsesPerCoupon: *in.UsesPerCoupon, PerCustomerDailyLimit: deref(in.PerCustomerDailyLimit),
-		PerStoreDailyLimit: deref(in.PerStoreDailyLimit)}
+		PerStoreDailyLimit: deref(in.PerStoreDailyLimit), ValidDaysAfterIssue: deref(in.ValidDaysAfterIssue)}
+	for _, d := range in.Weekdays {
+		camp.Weekdays |= models.WeekdayBit(d)
+	}
+	if w := in.DailyWindow; w != nil {
+		camp.WindowFrom, camp.WindowTo = w.From, w.To
+	}
 	err = db.Transaction(func(tx *gorm.DB) error {
 		for _, id := range in.StoreIDs {
 			if err := storeMustExist(tx, actor.MerchantID, id); err != nil {
@@ -171,6 +194,22 @@ func validateCampaign(in *CreateCampaignInput) error {
 	}
 	if in.PerStoreDailyLimit != nil && *in.PerStoreDailyLimit < 1 {
 		return invalidf("perStoreDailyLimit must be at least 1 (omit it for no limit)")
+	}
+	if in.ValidDaysAfterIssue != nil && (*in.ValidDaysAfterIssue < 1 || *in.ValidDaysAfterIssue > 3660) {
+		return invalidf("validDaysAfterIssue must be between 1 and 3660 (omit it to use validTo)")
+	}
+	for i, d := range in.Weekdays {
+		if d < time.Sunday || d > time.Saturday || slices.Contains(in.Weekdays[:i], d) {
+			return invalidf("weekdays must name each day once")
+		}
+	}
+	if w := in.DailyWindow; w != nil {
+		switch {
+		case w.From < 0 || w.From >= 24*60 || w.To < 0 || w.To >= 24*60:
+			return invalidf("dailyWindow from and to must be times of day, HH:MM")
+		case w.From == w.To:
+			return invalidf("dailyWindow from and to must differ (omit dailyWindow for all day)")
+		}
 	}
 	return nil
 }
@@ -252,3 +291,25 @@ func (c *Campaigns) List(ctx context.Context, actor Actor, f CampaignFilter, p P
 	}
 	return paginate[models.Campaign](models.MerchantCampaigns(c.db.WithContext(ctx), actor.MerchantID, f.ActiveAt), "campaigns", p)
 }
+
+// ParseDailyWindow reads a daily window given as two HH:MM times of day;
+// a malformed time is BAD_USER_INPUT naming dailyWindow. (from == to is
+// refused by Create.)
+func ParseDailyWindow(from, to string) (*DailyWindow, error) {
+	parse := func(s string) (int64, bool) {
+		t, err := time.Parse("15:04", s)
+		if err != nil || len(s) != 5 {
+			return 0, false
+		}
+		return int64(t.Hour()*60 + t.Minute()), true
+	}
+	f, okF := parse(from)
+	t, okT := parse(to)
+	if !okF || !okT {
+		return nil, invalidf("dailyWindow from and to must be times of day, HH:MM (00:00 to 23:59)")
+	}
+	return &DailyWindow{From: f, To: t}, nil
+}
+
+// FormatTimeOfDay writes minutes after midnight as HH:MM.
+func FormatTimeOfDay(minutes int64) string { return fmt.Sprintf("%02d:%02d", minutes/60, minutes%60) }

@@ -21,6 +21,10 @@ const (
 	RejectStoreNotEligible = "STORE_NOT_ELIGIBLE"
 	RejectMinSpendNotMet   = "MIN_SPEND_NOT_MET"
 	RejectCampaignPaused   = "CAMPAIGN_PAUSED"
+	// RejectNotValidToday: the campaign's weekdays do not include today.
+	RejectNotValidToday = "NOT_VALID_TODAY"
+	// RejectOutsideHours: now is outside the campaign's daily window.
+	RejectOutsideHours = "OUTSIDE_HOURS"
 	// RejectCustomerMismatch, RejectCustomerLimitReached and
 	// RejectStoreDailyLimitReached are in allowance.go.
 )
@@ -36,8 +40,8 @@ const MaxOrderAmount = 10_000_000_000
 // diagnose explains it reason by reason, after a failed take (which already
 // decided) and for a quote (where it is the answer). TestEligibilityExplained
 // holds the two together on both databases.
-func diagnose(db *gorm.DB, campaign *models.Campaign, c *models.Coupon, storeID, orderAmount int64, customer, day string, now time.Time) (string, error) {
-	reasons, err := diagnoseAll(db, campaign, c, storeID, orderAmount, customer, day, now)
+func diagnose(db *gorm.DB, campaign *models.Campaign, c *models.Coupon, storeID, orderAmount int64, customer string, now time.Time) (string, error) {
+	reasons, err := diagnoseAll(db, campaign, c, storeID, orderAmount, customer, now)
 	if err != nil || len(reasons) == 0 {
 		return "", err
 	}
@@ -46,11 +50,13 @@ func diagnose(db *gorm.DB, campaign *models.Campaign, c *models.Coupon, storeID,
 
 // diagnoseAll names every rule that keeps coupon c from being taken, each
 // once, in the order diagnose ranks them (status, validity, campaign state,
-// minimum spend, store, customer, then the limits at redemption on the
-// merchant-local day), so its first is diagnose's answer; none when the
-// coupon could be taken. customer is the request's ("" for none). A quote shows them all, so the clerk learns at once
-// everything that stands in the way.
-func diagnoseAll(db *gorm.DB, campaign *models.Campaign, c *models.Coupon, storeID, orderAmount int64, customer, day string, now time.Time) ([]string, error) {
+// weekday and time of day, minimum spend, store, customer, then the limits
+// at redemption), so its first is diagnose's answer; none when the coupon
+// could be taken. customer is the request's ("" for none); now must be in
+// the merchant's time zone, whose clock the time rules and daily limits
+// read. A quote shows them all, so the clerk learns at once everything that
+// stands in the way.
+func diagnoseAll(db *gorm.DB, campaign *models.Campaign, c *models.Coupon, storeID, orderAmount int64, customer string, now time.Time) ([]string, error) {
 	var reasons []string
 	add := func(r string) {
 		if !slices.Contains(reasons, r) {
@@ -75,6 +81,14 @@ func diagnoseAll(db *gorm.DB, campaign *models.Campaign, c *models.Coupon, store
 	if campaign.State == models.CampaignPaused {
 		add(RejectCampaignPaused)
 	}
+	if dayOK, inHours := campaign.TimeRule(models.ClockOf(now)); !dayOK || !inHours {
+		if !dayOK {
+			add(RejectNotValidToday)
+		}
+		if !inHours {
+			add(RejectOutsideHours)
+		}
+	}
 	if orderAmount < campaign.MinSpend {
 		add(RejectMinSpendNotMet)
 	}
@@ -91,7 +105,7 @@ func diagnoseAll(db *gorm.DB, campaign *models.Campaign, c *models.Coupon, store
 		add(RejectCustomerMismatch)
 	}
 	if !slices.Contains(reasons, RejectCustomerMismatch) {
-		reached, err := reachedAllowance(db, campaign, c.MerchantID, customerOf(c.CustomerRef, customer), storeID, day)
+		reached, err := reachedAllowance(db, campaign, c.MerchantID, customerOf(c.CustomerRef, customer), storeID, dayOf(now))
 		if err != nil {
 			return nil, err
 		}
@@ -105,12 +119,14 @@ func diagnoseAll(db *gorm.DB, campaign *models.Campaign, c *models.Coupon, store
 // timeReasons are the reject reasons that only the passing of time can
 // lift: when they are all a coupon fails on, a quote says when it is usable
 // next.
-var timeReasons = []string{RejectNotYetValid}
+var timeReasons = []string{RejectNotYetValid, RejectNotValidToday, RejectOutsideHours}
 
-// usableNextAt is when coupon c could be taken next, as far as time rules
-// go, given that reasons are all the rules it fails now; nil when a rule
-// other than time fails, or none does.
-func usableNextAt(c *models.Coupon, reasons []string, now time.Time) *time.Time {
+// usableNextAt is when coupon c of campaign could be taken next, as far as
+// time rules go, given that reasons are all the rules it fails at now (on
+// the merchant's clock); nil when a rule other than time fails, or none
+// does, or no minute in the next eight days from when its validity starts
+// passes the weekday and time-of-day rules before its validity ends.
+func usableNextAt(campaign *models.Campaign, c *models.Coupon, reasons []string, now time.Time) *time.Time {
 	if len(reasons) == 0 {
 		return nil
 	}
@@ -119,12 +135,28 @@ func usableNextAt(c *models.Coupon, reasons []string, now time.Time) *time.Time 
 			return nil
 		}
 	}
-	next := now
-	if now.Before(c.ValidFrom) {
-		next = c.ValidFrom
+	t := now
+	if t.Before(c.ValidFrom) {
+		t = c.ValidFrom.In(now.Location())
 	}
-	next = next.UTC()
-	return &next
+	// The rules change only at a minute's start: try this instant, then
+	// every minute after it for a week and a day.
+	for i := 0; i <= 8*24*60; i++ {
+		if i == 1 {
+			t = t.Truncate(time.Minute)
+		}
+		if i > 0 {
+			t = t.Add(time.Minute)
+		}
+		if !t.Before(c.ValidTo) {
+			return nil
+		}
+		if dayOK, inHours := campaign.TimeRule(models.ClockOf(t)); dayOK && inHours {
+			next := t.UTC()
+			return &next
+		}
+	}
+	return nil
 }
 
 // QuoteInput asks what a coupon would do for an order at a store.
@@ -190,16 +222,15 @@ func (s *Redemptions) Quote(ctx context.Context, actor Actor, in QuoteInput) (*Q
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
-	day, err := s.days.day(ctx, actor.MerchantID, now)
+	now, err := s.days.local(ctx, actor.MerchantID, s.now())
 	if err != nil {
 		return nil, err
 	}
-	reasons, err := diagnoseAll(db, campaign, c, in.StoreID, in.OrderAmount, in.CustomerRef, day, now)
+	reasons, err := diagnoseAll(db, campaign, c, in.StoreID, in.OrderAmount, in.CustomerRef, now)
 	if err != nil {
 		return nil, fmt.Errorf("quote coupon %d: %w", c.ID, err)
 	}
-	q := &Quote{Coupon: c, Reasons: reasons, PayAmount: in.OrderAmount, UsableNextAt: usableNextAt(c, reasons, now)}
+	q := &Quote{Coupon: c, Reasons: reasons, PayAmount: in.OrderAmount, UsableNextAt: usableNextAt(campaign, c, reasons, now)}
 	if len(reasons) == 0 {
 		q.DiscountAmount = campaign.Discount(in.OrderAmount)
 		q.PayAmount -= q.DiscountAmount

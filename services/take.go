@@ -53,7 +53,7 @@ func (t txTake) take(ctx context.Context, req *request) taken {
 	db := s.db.WithContext(ctx)
 	flow := s.newFlow(req)
 	now := flow.CreatedAt
-	day, err := s.days.day(ctx, req.actor.MerchantID, now)
+	local, err := s.days.local(ctx, req.actor.MerchantID, now)
 	if err != nil {
 		return taken{err: fmt.Errorf("reserve coupon: %w", err)}
 	}
@@ -65,7 +65,7 @@ func (t txTake) take(ctx context.Context, req *request) taken {
 			}
 			got, ok, err := models.ReserveCoupon(tx, models.ReserveArgs{MerchantID: req.actor.MerchantID, Code: req.code,
 				RedeemNo: flow.RedeemNo, StoreID: req.in.StoreID, OrderAmount: req.in.OrderAmount,
-				CustomerRef: req.in.CustomerRef, Now: now})
+				CustomerRef: req.in.CustomerRef, Clock: models.ClockOf(local), Now: now})
 			if err != nil {
 				return err
 			}
@@ -78,7 +78,7 @@ func (t txTake) take(ctx context.Context, req *request) taken {
 					return err
 				}
 				seen = *c
-				return s.reject(tx, flow, c, req.in.CustomerRef, day, now)
+				return s.reject(tx, flow, c, req.in.CustomerRef, local)
 			}
 			campaign, err := s.campaigns.cached(tx, got.CampaignID)
 			if err != nil {
@@ -92,7 +92,7 @@ func (t txTake) take(ctx context.Context, req *request) taken {
 			// The limits count in the transaction that takes the coupon: a
 			// limit reached rolls the take back, and the rejection is
 			// recorded afterwards.
-			if reason, err := takeAllowances(tx, campaign, flow, deref(flow.CustomerRef), day); err != nil || reason != "" {
+			if reason, err := takeAllowances(tx, campaign, flow, deref(flow.CustomerRef), dayOf(local)); err != nil || reason != "" {
 				if err == nil {
 					err = &limitReached{reason: reason}
 				}
@@ -187,9 +187,13 @@ func (t statementTake) take(ctx context.Context, req *request) taken {
 	db := s.db.WithContext(ctx)
 	flow := s.newFlow(req)
 	now := flow.CreatedAt
+	local, err := s.days.local(ctx, req.actor.MerchantID, now)
+	if err != nil {
+		return taken{err: fmt.Errorf("reserve coupon: %w", err)}
+	}
 	var seen models.Coupon
 	counts := false
-	err := s.gate.run(ctx, func() error {
+	err = s.gate.run(ctx, func() error {
 		if err := checkStore(db, req); err != nil {
 			return err
 		}
@@ -197,7 +201,7 @@ func (t statementTake) take(ctx context.Context, req *request) taken {
 		flow.HoldUntil = &hold
 		ok, err := models.RedeemOnce(db, models.ReserveArgs{MerchantID: req.actor.MerchantID, Code: req.code,
 			RedeemNo: flow.RedeemNo, StoreID: req.in.StoreID, OrderAmount: req.in.OrderAmount,
-			CustomerRef: req.in.CustomerRef, Now: now}, flow, req.actor.Label())
+			CustomerRef: req.in.CustomerRef, Clock: models.ClockOf(local), Now: now}, flow, req.actor.Label())
 		if err != nil {
 			return err
 		}
@@ -224,11 +228,7 @@ func (t statementTake) take(ctx context.Context, req *request) taken {
 			return nil
 		}
 		seen = *c
-		day, err := s.days.day(ctx, req.actor.MerchantID, now)
-		if err != nil {
-			return err
-		}
-		return s.reject(db, flow, c, req.in.CustomerRef, day, now)
+		return s.reject(db, flow, c, req.in.CustomerRef, local)
 	})
 	if counts {
 		return t.counting.take(ctx, req)
@@ -241,8 +241,8 @@ func (t statementTake) take(ctx context.Context, req *request) taken {
 
 // reject records a REJECTED flow for coupon c, which the take's conditional
 // update did not take, with the first rule that keeps it from being taken
-// for customer ("" for none) on the merchant-local day.
-func (s *Redemptions) reject(db *gorm.DB, flow *models.RedemptionFlow, c *models.Coupon, customer, day string, now time.Time) error {
+// for customer ("" for none) at now, on the merchant's clock.
+func (s *Redemptions) reject(db *gorm.DB, flow *models.RedemptionFlow, c *models.Coupon, customer string, now time.Time) error {
 	campaign, err := s.campaigns.current(db, c.CampaignID)
 	if err != nil {
 		return err
@@ -250,7 +250,8 @@ func (s *Redemptions) reject(db *gorm.DB, flow *models.RedemptionFlow, c *models
 	if who := customerOf(c.CustomerRef, customer); who != "" {
 		flow.CustomerRef = &who
 	}
-	reason, err := diagnose(db, campaign, c, flow.StoreID, flow.OrderAmount, customer, day, now)
+	reason, err := diagnose(db, campaign, c, flow.StoreID, flow.OrderAmount, customer, now)
+	finished := now.UTC()
 	if err != nil {
 		return err
 	}
@@ -259,7 +260,7 @@ func (s *Redemptions) reject(db *gorm.DB, flow *models.RedemptionFlow, c *models
 		// between the two statements, which for this request means it was taken.
 		reason = RejectNotAvailable
 	}
-	flow.CouponID, flow.Status, flow.RejectReason, flow.FinishedAt = c.ID, models.FlowRejected, &reason, &now
+	flow.CouponID, flow.Status, flow.RejectReason, flow.FinishedAt = c.ID, models.FlowRejected, &reason, &finished
 	return models.InsertFlow(db, flow)
 }
 

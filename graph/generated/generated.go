@@ -95,6 +95,7 @@ type ComplexityRoot struct {
 
 	Campaign struct {
 		CreatedAt             func(childComplexity int) int
+		DailyWindow           func(childComplexity int) int
 		ID                    func(childComplexity int) int
 		Issued                func(childComplexity int) int
 		MaxDiscount           func(childComplexity int) int
@@ -110,10 +111,12 @@ type ComplexityRoot struct {
 		TotalQuantity         func(childComplexity int) int
 		Type                  func(childComplexity int) int
 		UsesPerCoupon         func(childComplexity int) int
+		ValidDaysAfterIssue   func(childComplexity int) int
 		ValidFrom             func(childComplexity int) int
 		ValidTo               func(childComplexity int) int
 		Value                 func(childComplexity int) int
 		Version               func(childComplexity int) int
+		Weekdays              func(childComplexity int) int
 	}
 
 	CampaignConnection struct {
@@ -166,6 +169,11 @@ type ComplexityRoot struct {
 	CreateTokenPayload struct {
 		APIToken func(childComplexity int) int
 		Token    func(childComplexity int) int
+	}
+
+	DailyWindow struct {
+		From func(childComplexity int) int
+		To   func(childComplexity int) int
 	}
 
 	Finding struct {
@@ -439,6 +447,9 @@ type ApiTokenResolver interface {
 }
 type CampaignResolver interface {
 	Stores(ctx context.Context, obj *models.Campaign) ([]*models.Store, error)
+
+	Weekdays(ctx context.Context, obj *models.Campaign) ([]model.Weekday, error)
+	DailyWindow(ctx context.Context, obj *models.Campaign) (*model.DailyWindow, error)
 }
 type CouponResolver interface {
 	Campaign(ctx context.Context, obj *models.Coupon) (*models.Campaign, error)
@@ -706,6 +717,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Campaign.CreatedAt(childComplexity), true
+	case "Campaign.dailyWindow":
+		if e.ComplexityRoot.Campaign.DailyWindow == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.DailyWindow(childComplexity), true
 	case "Campaign.id":
 		if e.ComplexityRoot.Campaign.ID == nil {
 			break
@@ -796,6 +813,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Campaign.UsesPerCoupon(childComplexity), true
+	case "Campaign.validDaysAfterIssue":
+		if e.ComplexityRoot.Campaign.ValidDaysAfterIssue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.ValidDaysAfterIssue(childComplexity), true
 	case "Campaign.validFrom":
 		if e.ComplexityRoot.Campaign.ValidFrom == nil {
 			break
@@ -820,6 +843,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Campaign.Version(childComplexity), true
+	case "Campaign.weekdays":
+		if e.ComplexityRoot.Campaign.Weekdays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.Weekdays(childComplexity), true
 
 	case "CampaignConnection.edges":
 		if e.ComplexityRoot.CampaignConnection.Edges == nil {
@@ -1013,6 +1042,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CreateTokenPayload.Token(childComplexity), true
+
+	case "DailyWindow.from":
+		if e.ComplexityRoot.DailyWindow.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DailyWindow.From(childComplexity), true
+	case "DailyWindow.to":
+		if e.ComplexityRoot.DailyWindow.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DailyWindow.To(childComplexity), true
 
 	case "Finding.coupon":
 		if e.ComplexityRoot.Finding.Coupon == nil {
@@ -2266,6 +2308,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("CreateCampaignInput", ec.unmarshalInputCreateCampaignInput),
 			graphql.NewInputUnmarshaler("CreateStoreInput", ec.unmarshalInputCreateStoreInput),
 			graphql.NewInputUnmarshaler("CreateTokenInput", ec.unmarshalInputCreateTokenInput),
+			graphql.NewInputUnmarshaler("DailyWindowInput", ec.unmarshalInputDailyWindowInput),
 			graphql.NewInputUnmarshaler("FindingFilter", ec.unmarshalInputFindingFilter),
 			graphql.NewInputUnmarshaler("IssueCouponsInput", ec.unmarshalInputIssueCouponsInput),
 			graphql.NewInputUnmarshaler("JobRunFilter", ec.unmarshalInputJobRunFilter),
@@ -2462,6 +2505,12 @@ type Campaign {
   perCustomerDailyLimit: Int!
   "Most successful uses per store per day (merchant time zone); 0 means no limit."
   perStoreDailyLimit: Int!
+  "Days (of 24 hours) each coupon is valid from its issue, never past validTo; 0 means until validTo."
+  validDaysAfterIssue: Int!
+  "The local weekdays the coupons can be used on; empty means every day."
+  weekdays: [Weekday!]!
+  "The local time of day the coupons can be used in; null means all day."
+  dailyWindow: DailyWindow
   "Whether it issues and its coupons are taken."
   state: CampaignState!
   "Optimistic-locking version: send it back with any change; a stale one is CONFLICT with extensions.currentVersion."
@@ -2526,6 +2575,39 @@ input CreateCampaignInput {
   perCustomerDailyLimit: Int
   "Most successful uses per store per day (merchant time zone), at least 1; omitted means no limit. Over it is REJECTED with STORE_DAILY_LIMIT_REACHED."
   perStoreDailyLimit: Int
+  "Each coupon is valid for this many days (of 24 hours) from its issue, never past validTo; at least 1, omitted means until validTo."
+  validDaysAfterIssue: Int
+  "The merchant-local weekdays the coupons can be used on; omitted or empty means every day. Another day is REJECTED with NOT_VALID_TODAY."
+  weekdays: [Weekday!]
+  "The merchant-local time of day the coupons can be used in; omitted means all day. Outside it is REJECTED with OUTSIDE_HOURS."
+  dailyWindow: DailyWindowInput
+}
+
+"A day of the week."
+enum Weekday {
+  MONDAY
+  TUESDAY
+  WEDNESDAY
+  THURSDAY
+  FRIDAY
+  SATURDAY
+  SUNDAY
+}
+
+"A time of day, in the merchant's time zone: from (inclusive) to (exclusive), each HH:MM. from after to crosses midnight (22:00 to 02:00), and the part after midnight belongs to the day the window starts on. from == to is BAD_USER_INPUT."
+input DailyWindowInput {
+  "Start, HH:MM."
+  from: String!
+  "End (exclusive), HH:MM."
+  to: String!
+}
+
+"A campaign's time of day, in the merchant's time zone."
+type DailyWindow {
+  "Start, HH:MM."
+  from: String!
+  "End (exclusive), HH:MM; before from when the window crosses midnight."
+  to: String!
 }
 
 "Coupons to issue."
@@ -3092,6 +3174,10 @@ enum RejectReason {
   CUSTOMER_LIMIT_REACHED
   "The store has used today's perStoreDailyLimit of the campaign."
   STORE_DAILY_LIMIT_REACHED
+  "Today (merchant time zone) is not one of the campaign's weekdays."
+  NOT_VALID_TODAY
+  "Now is outside the campaign's daily window (merchant time zone)."
+  OUTSIDE_HOURS
 }
 
 "One redemption attempt: the ledger row finance reconciles against."
@@ -3232,7 +3318,7 @@ type RedemptionQuote {
   rejectReason: RejectReason
   "Every rule the coupon fails now, not only the first; empty when eligible."
   reasons: [RejectReason!]!
-  "When the coupon can be used next, when only time rules fail (for example COUPON_NOT_YET_VALID); null otherwise."
+  "When the coupon can be used next, when only time rules fail (COUPON_NOT_YET_VALID, NOT_VALID_TODAY, OUTSIDE_HOURS): the first minute in the next eight days the weekday and time-of-day rules allow inside the coupon's validity; null otherwise."
   usableNextAt: Time
   "What the coupon would take off, in fen; 0 when not eligible."
   discountAmount: Int!
@@ -3610,6 +3696,12 @@ func (ec *executionContext) childFields_Campaign(ctx context.Context, field grap
 		return ec.fieldContext_Campaign_perCustomerDailyLimit(ctx, field)
 	case "perStoreDailyLimit":
 		return ec.fieldContext_Campaign_perStoreDailyLimit(ctx, field)
+	case "validDaysAfterIssue":
+		return ec.fieldContext_Campaign_validDaysAfterIssue(ctx, field)
+	case "weekdays":
+		return ec.fieldContext_Campaign_weekdays(ctx, field)
+	case "dailyWindow":
+		return ec.fieldContext_Campaign_dailyWindow(ctx, field)
 	case "state":
 		return ec.fieldContext_Campaign_state(ctx, field)
 	case "version":
@@ -3722,6 +3814,16 @@ func (ec *executionContext) childFields_CreateTokenPayload(ctx context.Context, 
 		return ec.fieldContext_CreateTokenPayload_apiToken(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CreateTokenPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_DailyWindow(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "from":
+		return ec.fieldContext_DailyWindow_from(ctx, field)
+	case "to":
+		return ec.fieldContext_DailyWindow_to(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DailyWindow", field.Name)
 }
 
 func (ec *executionContext) childFields_Finding(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5999,6 +6101,84 @@ func (ec *executionContext) fieldContext_Campaign_perStoreDailyLimit(_ context.C
 	return graphql.NewScalarFieldContext("Campaign", field, false, false, "Int")
 }
 
+func (ec *executionContext) _Campaign_validDaysAfterIssue(ctx context.Context, field graphql.CollectedField, obj *models.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_validDaysAfterIssue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ValidDaysAfterIssue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_validDaysAfterIssue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Campaign_weekdays(ctx context.Context, field graphql.CollectedField, obj *models.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_weekdays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Campaign().Weekdays(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Weekday) graphql.Marshaler {
+			return ec.marshalNWeekday2ᚕcoupondᚋgraphᚋmodelᚐWeekdayᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_weekdays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, true, true, "Weekday")
+}
+
+func (ec *executionContext) _Campaign_dailyWindow(ctx context.Context, field graphql.CollectedField, obj *models.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_dailyWindow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Campaign().DailyWindow(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DailyWindow) graphql.Marshaler {
+			return ec.marshalODailyWindow2ᚖcoupondᚋgraphᚋmodelᚐDailyWindow(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_dailyWindow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Campaign",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DailyWindow(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Campaign_state(ctx context.Context, field graphql.CollectedField, obj *models.Campaign) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6887,6 +7067,52 @@ func (ec *executionContext) fieldContext_CreateTokenPayload_apiToken(_ context.C
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _DailyWindow_from(ctx context.Context, field graphql.CollectedField, obj *model.DailyWindow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DailyWindow_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DailyWindow_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DailyWindow", field, false, false, "String")
+}
+
+func (ec *executionContext) _DailyWindow_to(ctx context.Context, field graphql.CollectedField, obj *model.DailyWindow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DailyWindow_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DailyWindow_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DailyWindow", field, false, false, "String")
 }
 
 func (ec *executionContext) _Finding_id(ctx context.Context, field graphql.CollectedField, obj *models.Finding) (ret graphql.Marshaler) {
@@ -13371,7 +13597,7 @@ func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "type", "value", "maxDiscount", "minSpend", "validFrom", "validTo", "storeIds", "totalQuantity", "refundWindowMinutes", "perCustomerLimit", "requestId", "usesPerCoupon", "perCustomerDailyLimit", "perStoreDailyLimit"}
+	fieldsInOrder := [...]string{"name", "type", "value", "maxDiscount", "minSpend", "validFrom", "validTo", "storeIds", "totalQuantity", "refundWindowMinutes", "perCustomerLimit", "requestId", "usesPerCoupon", "perCustomerDailyLimit", "perStoreDailyLimit", "validDaysAfterIssue", "weekdays", "dailyWindow"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -13483,6 +13709,27 @@ func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Contex
 				return it, err
 			}
 			it.PerStoreDailyLimit = data
+		case "validDaysAfterIssue":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("validDaysAfterIssue"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ValidDaysAfterIssue = data
+		case "weekdays":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("weekdays"))
+			data, err := ec.unmarshalOWeekday2ᚕcoupondᚋgraphᚋmodelᚐWeekdayᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Weekdays = data
+		case "dailyWindow":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dailyWindow"))
+			data, err := ec.unmarshalODailyWindowInput2ᚖcoupondᚋgraphᚋmodelᚐDailyWindowInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DailyWindow = data
 		}
 	}
 	return it, nil
@@ -13623,6 +13870,55 @@ func (ec *executionContext) unmarshalInputCreateTokenInput(ctx context.Context, 
 func UnmarshalCreateTokenInput(ctx context.Context, raw any) (model.CreateTokenInput, error) {
 	var out model.CreateTokenInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateTokenInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputDailyWindowInput(ctx context.Context, obj any) (model.DailyWindowInput, error) {
+	var it model.DailyWindowInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"from", "to"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "from":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("from"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.From = data
+		case "to":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("to"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.To = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalDailyWindowInput unmarshals raw into the DailyWindowInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalDailyWindowInput(ctx context.Context, raw any) (model.DailyWindowInput, error) {
+	var out model.DailyWindowInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "DailyWindowInput", raw, &out)
 	return out, err
 }
 
@@ -14657,6 +14953,23 @@ func (ec *executionContext) _Campaign(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "validDaysAfterIssue":
+			out.Values[i] = ec._Campaign_validDaysAfterIssue(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "weekdays":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Campaign_weekdays(ctx, field, obj)
+				})
+		case "dailyWindow":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Campaign_dailyWindow(ctx, field, obj)
+				})
 		case "state":
 			out.Values[i] = ec._Campaign_state(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -15025,6 +15338,44 @@ func (ec *executionContext) _CreateTokenPayload(ctx context.Context, sel ast.Sel
 			}
 		case "apiToken":
 			out.Values[i] = ec._CreateTokenPayload_apiToken(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var dailyWindowImplementors = []string{"DailyWindow"}
+
+func (ec *executionContext) _DailyWindow(ctx context.Context, sel ast.SelectionSet, obj *model.DailyWindow) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, dailyWindowImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DailyWindow")
+		case "from":
+			out.Values[i] = ec._DailyWindow_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._DailyWindow_to(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -18210,6 +18561,46 @@ func (ec *executionContext) unmarshalNVoidCouponInput2coupondᚋgraphᚋmodelᚐ
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNWeekday2coupondᚋgraphᚋmodelᚐWeekday(ctx context.Context, v any) (model.Weekday, error) {
+	var res model.Weekday
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNWeekday2coupondᚋgraphᚋmodelᚐWeekday(ctx context.Context, sel ast.SelectionSet, v model.Weekday) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNWeekday2ᚕcoupondᚋgraphᚋmodelᚐWeekdayᚄ(ctx context.Context, v any) ([]model.Weekday, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]model.Weekday, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNWeekday2coupondᚋgraphᚋmodelᚐWeekday(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNWeekday2ᚕcoupondᚋgraphᚋmodelᚐWeekdayᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Weekday) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWeekday2coupondᚋgraphᚋmodelᚐWeekday(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
 	return ec.___Directive(ctx, sel, &v)
 }
@@ -18429,6 +18820,21 @@ func (ec *executionContext) marshalOCouponStatus2ᚖcoupondᚋmodelsᚐCouponSta
 	_ = ctx
 	res := graphql.MarshalString(string(*v))
 	return res
+}
+
+func (ec *executionContext) marshalODailyWindow2ᚖcoupondᚋgraphᚋmodelᚐDailyWindow(ctx context.Context, sel ast.SelectionSet, v *model.DailyWindow) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._DailyWindow(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalODailyWindowInput2ᚖcoupondᚋgraphᚋmodelᚐDailyWindowInput(ctx context.Context, v any) (*model.DailyWindowInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputDailyWindowInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOFindingFilter2ᚖcoupondᚋgraphᚋmodelᚐFindingFilter(ctx context.Context, v any) (*model.FindingFilter, error) {
@@ -18715,6 +19121,42 @@ func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel
 	_ = ctx
 	res := graphql.MarshalTime(*v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOWeekday2ᚕcoupondᚋgraphᚋmodelᚐWeekdayᚄ(ctx context.Context, v any) ([]model.Weekday, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]model.Weekday, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNWeekday2coupondᚋgraphᚋmodelᚐWeekday(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOWeekday2ᚕcoupondᚋgraphᚋmodelᚐWeekdayᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Weekday) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWeekday2coupondᚋgraphᚋmodelᚐWeekday(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

@@ -162,6 +162,12 @@ type CreateCampaignInput struct {
 	PerCustomerDailyLimit *int64 `json:"perCustomerDailyLimit,omitempty"`
 	// Most successful uses per store per day (merchant time zone), at least 1; omitted means no limit. Over it is REJECTED with STORE_DAILY_LIMIT_REACHED.
 	PerStoreDailyLimit *int64 `json:"perStoreDailyLimit,omitempty"`
+	// Each coupon is valid for this many days (of 24 hours) from its issue, never past validTo; at least 1, omitted means until validTo.
+	ValidDaysAfterIssue *int64 `json:"validDaysAfterIssue,omitempty"`
+	// The merchant-local weekdays the coupons can be used on; omitted or empty means every day. Another day is REJECTED with NOT_VALID_TODAY.
+	Weekdays []Weekday `json:"weekdays,omitempty"`
+	// The merchant-local time of day the coupons can be used in; omitted means all day. Outside it is REJECTED with OUTSIDE_HOURS.
+	DailyWindow *DailyWindowInput `json:"dailyWindow,omitempty"`
 }
 
 // A new store.
@@ -196,6 +202,22 @@ type CreateTokenPayload struct {
 	Token *string `json:"token,omitempty"`
 	// The token's record.
 	APIToken *models.APIToken `json:"apiToken"`
+}
+
+// A campaign's time of day, in the merchant's time zone.
+type DailyWindow struct {
+	// Start, HH:MM.
+	From string `json:"from"`
+	// End (exclusive), HH:MM; before from when the window crosses midnight.
+	To string `json:"to"`
+}
+
+// A time of day, in the merchant's time zone: from (inclusive) to (exclusive), each HH:MM. from after to crosses midnight (22:00 to 02:00), and the part after midnight belongs to the day the window starts on. from == to is BAD_USER_INPUT.
+type DailyWindowInput struct {
+	// Start, HH:MM.
+	From string `json:"from"`
+	// End (exclusive), HH:MM.
+	To string `json:"to"`
 }
 
 // A page of findings.
@@ -444,6 +466,10 @@ const (
 	RejectReasonCustomerLimitReached RejectReason = "CUSTOMER_LIMIT_REACHED"
 	// The store has used today's perStoreDailyLimit of the campaign.
 	RejectReasonStoreDailyLimitReached RejectReason = "STORE_DAILY_LIMIT_REACHED"
+	// Today (merchant time zone) is not one of the campaign's weekdays.
+	RejectReasonNotValidToday RejectReason = "NOT_VALID_TODAY"
+	// Now is outside the campaign's daily window (merchant time zone).
+	RejectReasonOutsideHours RejectReason = "OUTSIDE_HOURS"
 )
 
 var AllRejectReason = []RejectReason{
@@ -456,11 +482,13 @@ var AllRejectReason = []RejectReason{
 	RejectReasonCustomerMismatch,
 	RejectReasonCustomerLimitReached,
 	RejectReasonStoreDailyLimitReached,
+	RejectReasonNotValidToday,
+	RejectReasonOutsideHours,
 }
 
 func (e RejectReason) IsValid() bool {
 	switch e {
-	case RejectReasonCouponNotAvailable, RejectReasonCouponExpired, RejectReasonCouponNotYetValid, RejectReasonStoreNotEligible, RejectReasonMinSpendNotMet, RejectReasonCampaignPaused, RejectReasonCustomerMismatch, RejectReasonCustomerLimitReached, RejectReasonStoreDailyLimitReached:
+	case RejectReasonCouponNotAvailable, RejectReasonCouponExpired, RejectReasonCouponNotYetValid, RejectReasonStoreNotEligible, RejectReasonMinSpendNotMet, RejectReasonCampaignPaused, RejectReasonCustomerMismatch, RejectReasonCustomerLimitReached, RejectReasonStoreDailyLimitReached, RejectReasonNotValidToday, RejectReasonOutsideHours:
 		return true
 	}
 	return false
@@ -496,6 +524,72 @@ func (e *RejectReason) UnmarshalJSON(b []byte) error {
 }
 
 func (e RejectReason) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// A day of the week.
+type Weekday string
+
+const (
+	WeekdayMonday    Weekday = "MONDAY"
+	WeekdayTuesday   Weekday = "TUESDAY"
+	WeekdayWednesday Weekday = "WEDNESDAY"
+	WeekdayThursday  Weekday = "THURSDAY"
+	WeekdayFriday    Weekday = "FRIDAY"
+	WeekdaySaturday  Weekday = "SATURDAY"
+	WeekdaySunday    Weekday = "SUNDAY"
+)
+
+var AllWeekday = []Weekday{
+	WeekdayMonday,
+	WeekdayTuesday,
+	WeekdayWednesday,
+	WeekdayThursday,
+	WeekdayFriday,
+	WeekdaySaturday,
+	WeekdaySunday,
+}
+
+func (e Weekday) IsValid() bool {
+	switch e {
+	case WeekdayMonday, WeekdayTuesday, WeekdayWednesday, WeekdayThursday, WeekdayFriday, WeekdaySaturday, WeekdaySunday:
+		return true
+	}
+	return false
+}
+
+func (e Weekday) String() string {
+	return string(e)
+}
+
+func (e *Weekday) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = Weekday(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid Weekday", str)
+	}
+	return nil
+}
+
+func (e Weekday) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *Weekday) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e Weekday) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

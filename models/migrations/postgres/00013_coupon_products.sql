@@ -44,7 +44,21 @@ CREATE TABLE redemption_allowances (
     PRIMARY KEY (merchant_id, campaign_id, scope, subject, day)
 );
 
+-- Validity rules: each coupon valid for valid_days_after_issue days from its
+-- issue (0: until the campaign's valid_to; written into the coupon's
+-- valid_to at issue), on the local weekdays of the weekdays bit set
+-- (Monday 1 ... Sunday 64; 0: every day) and in the local minutes
+-- [window_from, window_to) (equal: all day; from after to crosses midnight).
+ALTER TABLE campaigns ADD COLUMN valid_days_after_issue BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE campaigns ADD COLUMN weekdays BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE campaigns ADD COLUMN window_from BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE campaigns ADD COLUMN window_to BIGINT NOT NULL DEFAULT 0;
+
 -- +goose Down
+ALTER TABLE campaigns DROP COLUMN window_to;
+ALTER TABLE campaigns DROP COLUMN window_from;
+ALTER TABLE campaigns DROP COLUMN weekdays;
+ALTER TABLE campaigns DROP COLUMN valid_days_after_issue;
 DROP TABLE redemption_allowances;
 ALTER TABLE redemption_flows DROP COLUMN allowance_day;
 ALTER TABLE redemption_flows DROP COLUMN customer_ref;
