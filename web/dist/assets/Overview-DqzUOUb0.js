@@ -1,4 +1,4 @@
-import{r as e}from"./rolldown-runtime-XKyaHtl9.js";import{C as t,E as n,O as r,T as i,Tt as a,a as o,b as ee,d as s,h as c,k as l,l as u,m as d,mt as f,r as p,t as m,u as h,v as g,y as te,z as _}from"./Page-BnSqlgjG.js";import{a as ne,i as v,n as y,o as b,p as x,r as S,t as C}from"./BarChart-BluIfn-C.js";import{t as w}from"./index-CAmmrEDm.js";var T=e(a(),1),E=l(),D=n(`
+import{r as e}from"./rolldown-runtime-XKyaHtl9.js";import{C as t,E as n,O as r,T as i,Tt as a,a as o,b as ee,d as s,h as c,k as l,l as u,m as d,mt as f,r as p,t as m,u as h,v as g,y as te,z as _}from"./Page-B-lFBWH4.js";import{a as ne,i as v,n as y,o as b,p as x,r as S,t as C}from"./BarChart-B_RsiX05.js";import{t as w}from"./index-D7EaxXRc.js";var T=e(a(),1),E=l(),D=n(`
   query WeekByHour($from: Time!, $to: Time!) {
     redemptionsByHour(from: $from, to: $to) {
       hour
