@@ -547,3 +547,60 @@ func TestCardAndLimitsOverGraphQL(t *testing.T) {
 		}
 	})
 }
+
+// Time rules over GraphQL: the campaign shows them as given; a window with
+// from == to, a malformed time, a weekday twice or no days are BAD_USER_INPUT,
+// an unknown weekday fails the schema's enum (GRAPHQL_VALIDATION_FAILED), and
+// nothing is written.
+func TestTimeRulesOverGraphQL(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		a := newAPI(t, db, graph.Options{})
+		now := time.Now().UTC()
+		in := func(extra map[string]any) map[string]any {
+			m := map[string]any{"name": "lunch", "type": "CASH", "value": 100, "totalQuantity": 10,
+				"validFrom": now.Format(time.RFC3339), "validTo": now.Add(24 * time.Hour).Format(time.RFC3339)}
+			for k, v := range extra {
+				m[k] = v
+			}
+			return map[string]any{"in": m}
+		}
+		const create = `mutation($in: CreateCampaignInput!) { createCampaign(input: $in) {
+			validDaysAfterIssue weekdays dailyWindow { from to } } }`
+		var out struct {
+			CreateCampaign struct {
+				ValidDaysAfterIssue int64
+				Weekdays            []string
+				DailyWindow         *struct{ From, To string }
+			}
+		}
+		a.mustDo(t, a.admin, create, in(map[string]any{"validDaysAfterIssue": 7, "weekdays": []string{"FRIDAY", "MONDAY"},
+			"dailyWindow": map[string]any{"from": "22:00", "to": "02:30"}}), &out)
+		c := out.CreateCampaign
+		if c.ValidDaysAfterIssue != 7 || strings.Join(c.Weekdays, ",") != "MONDAY,FRIDAY" || c.DailyWindow == nil ||
+			c.DailyWindow.From != "22:00" || c.DailyWindow.To != "02:30" {
+			t.Fatalf("campaign %+v", c)
+		}
+		var n int64
+		must(t, db.Model(&models.Campaign{}).Count(&n).Error)
+		for name, extra := range map[string]map[string]any{
+			"unknown weekday":  {"weekdays": []string{"FUNDAY"}},
+			"from == to":       {"dailyWindow": map[string]any{"from": "10:00", "to": "10:00"}},
+			"malformed time":   {"dailyWindow": map[string]any{"from": "9:00", "to": "10:00"}},
+			"no days of issue": {"validDaysAfterIssue": 0},
+			"a weekday twice":  {"weekdays": []string{"MONDAY", "MONDAY"}},
+		} {
+			codes := a.do(t, a.admin, create, in(extra), nil)
+			if len(codes) != 1 || (codes[0] != "BAD_USER_INPUT" && codes[0] != "GRAPHQL_VALIDATION_FAILED") {
+				t.Errorf("%s: %v", name, codes)
+			}
+			if name != "unknown weekday" && codes[0] != "BAD_USER_INPUT" {
+				t.Errorf("%s: %v, want BAD_USER_INPUT", name, codes)
+			}
+		}
+		var after int64
+		must(t, db.Model(&models.Campaign{}).Count(&after).Error)
+		if after != n {
+			t.Fatal("a refused campaign was written")
+		}
+	})
+}
