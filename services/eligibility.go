@@ -247,3 +247,31 @@ func checkOrderAmount(amount int64) error {
 	}
 	return nil
 }
+
+// UsableNextAt is when coupon c can be used next as far as time goes (its
+// validity, its campaign's weekdays and daily window on the merchant's
+// clock): nil when it is not UNUSED, when time keeps nothing from it now,
+// or when no minute of the next eight days inside its validity would do.
+// For the coupon page; only a redemption decides.
+func (s *Redemptions) UsableNextAt(ctx context.Context, actor Actor, c *models.Coupon) (*time.Time, error) {
+	if c.Status != models.CouponUnused || c.MerchantID != actor.MerchantID {
+		return nil, nil
+	}
+	db := s.db.WithContext(ctx)
+	campaign, err := s.campaigns.cached(db, c.CampaignID)
+	if err != nil {
+		return nil, err
+	}
+	now, err := s.days.local(ctx, actor.MerchantID, s.now())
+	if err != nil {
+		return nil, err
+	}
+	var reasons []string
+	if now.Before(c.ValidFrom) {
+		reasons = append(reasons, RejectNotYetValid)
+	}
+	if dayOK, inHours := campaign.TimeRule(models.ClockOf(now)); !dayOK || !inHours {
+		reasons = append(reasons, RejectOutsideHours)
+	}
+	return usableNextAt(campaign, c, reasons, now), nil
+}

@@ -44,6 +44,11 @@ func TestTimeRulesAtBoundaries(t *testing.T) {
 				if q.UsableNextAt == nil || !q.UsableNextAt.Equal(wantNext) || q.RejectReason != services.RejectOutsideHours {
 					t.Fatalf("quote at noon: %v next %v, want OUTSIDE_HOURS next %s", q.Reasons, q.UsableNextAt, wantNext)
 				}
+				next, err := w.svc.Redemptions.UsableNextAt(ctx, w.clerkA, ptr(w.coupon(codes[0])))
+				must(t, err)
+				if next == nil || !next.Equal(wantNext) {
+					t.Fatalf("coupon usable next %v, want %s", next, wantNext)
+				}
 				at := func(day, hour, minute, sec int) {
 					w.clock.Advance(time.Date(2026, 12, day, hour, minute, sec, 0, shanghai).Sub(w.clock.Now()))
 				}

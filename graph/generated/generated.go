@@ -130,20 +130,21 @@ type ComplexityRoot struct {
 	}
 
 	Coupon struct {
-		Campaign    func(childComplexity int) int
-		Code        func(childComplexity int) int
-		CreatedAt   func(childComplexity int) int
-		CustomerRef func(childComplexity int) int
-		ID          func(childComplexity int) int
-		Redemptions func(childComplexity int) int
-		Refunds     func(childComplexity int) int
-		Status      func(childComplexity int) int
-		Transitions func(childComplexity int) int
-		UsesLeft    func(childComplexity int) int
-		UsesTotal   func(childComplexity int) int
-		ValidFrom   func(childComplexity int) int
-		ValidTo     func(childComplexity int) int
-		Version     func(childComplexity int) int
+		Campaign     func(childComplexity int) int
+		Code         func(childComplexity int) int
+		CreatedAt    func(childComplexity int) int
+		CustomerRef  func(childComplexity int) int
+		ID           func(childComplexity int) int
+		Redemptions  func(childComplexity int) int
+		Refunds      func(childComplexity int) int
+		Status       func(childComplexity int) int
+		Transitions  func(childComplexity int) int
+		UsableNextAt func(childComplexity int) int
+		UsesLeft     func(childComplexity int) int
+		UsesTotal    func(childComplexity int) int
+		ValidFrom    func(childComplexity int) int
+		ValidTo      func(childComplexity int) int
+		Version      func(childComplexity int) int
 	}
 
 	CouponConnection struct {
@@ -454,6 +455,7 @@ type CampaignResolver interface {
 type CouponResolver interface {
 	Campaign(ctx context.Context, obj *models.Coupon) (*models.Campaign, error)
 
+	UsableNextAt(ctx context.Context, obj *models.Coupon) (*time.Time, error)
 	Redemptions(ctx context.Context, obj *models.Coupon) ([]*models.RedemptionFlow, error)
 	Refunds(ctx context.Context, obj *models.Coupon) ([]*models.RefundFlow, error)
 	Transitions(ctx context.Context, obj *models.Coupon) ([]*models.CouponTransition, error)
@@ -930,6 +932,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Coupon.Transitions(childComplexity), true
+	case "Coupon.usableNextAt":
+		if e.ComplexityRoot.Coupon.UsableNextAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.UsableNextAt(childComplexity), true
 	case "Coupon.usesLeft":
 		if e.ComplexityRoot.Coupon.UsesLeft == nil {
 			break
@@ -2708,6 +2716,8 @@ type Coupon {
   usesTotal: Int!
   "Uses not yet confirmed: a use held by a redemption in progress still counts until it is confirmed. A card is REDEEMED when none is left; a refunded use is not given back (a reissue gives a new coupon instead)."
   usesLeft: Int!
+  "When the coupon can be used next as far as time goes (its validity, the campaign's weekdays and daily window, in the merchant's time zone), when it is UNUSED and time alone keeps it from being used now; null otherwise."
+  usableNextAt: Time
   "Every redemption attempt of the coupon, oldest first."
   redemptions: [Redemption!]!
   "Refunds of the coupon's redemptions."
@@ -3754,6 +3764,8 @@ func (ec *executionContext) childFields_Coupon(ctx context.Context, field graphq
 		return ec.fieldContext_Coupon_usesTotal(ctx, field)
 	case "usesLeft":
 		return ec.fieldContext_Coupon_usesLeft(ctx, field)
+	case "usableNextAt":
+		return ec.fieldContext_Coupon_usableNextAt(ctx, field)
 	case "redemptions":
 		return ec.fieldContext_Coupon_redemptions(ctx, field)
 	case "refunds":
@@ -6604,6 +6616,29 @@ func (ec *executionContext) _Coupon_usesLeft(ctx context.Context, field graphql.
 }
 func (ec *executionContext) fieldContext_Coupon_usesLeft(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Coupon", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Coupon_usableNextAt(ctx context.Context, field graphql.CollectedField, obj *models.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_usableNextAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Coupon().UsableNextAt(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_usableNextAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, true, true, "Time")
 }
 
 func (ec *executionContext) _Coupon_redemptions(ctx context.Context, field graphql.CollectedField, obj *models.Coupon) (ret graphql.Marshaler) {
@@ -15140,6 +15175,12 @@ func (ec *executionContext) _Coupon(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "usableNextAt":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Coupon_usableNextAt(ctx, field, obj)
+				})
 		case "redemptions":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,

@@ -151,6 +151,7 @@ export const en = {
   'coupon.validity': 'Validity',
   'coupon.version': 'Version',
   'coupon.customer': 'Customer',
+  'coupon.usableNext': 'Usable next',
   'coupon.usesLeft': 'Uses left',
   'coupon.usesOf': '{left} of {total}',
   'coupon.timeline': 'State timeline',

@@ -152,6 +152,7 @@ export const zh: Messages = {
   'coupon.validity': '有效期',
   'coupon.version': '版本',
   'coupon.customer': '顾客',
+  'coupon.usableNext': '下次可用时间',
   'coupon.usesLeft': '剩余次数',
   'coupon.usesOf': '{left} / {total} 次',
   'coupon.timeline': '状态时间线',

@@ -30,6 +30,7 @@ export const CouponDetailDocument = graphql(`
       validTo
       usesTotal
       usesLeft
+      usableNextAt
       createdAt
       campaign {
         id
@@ -379,6 +380,14 @@ export function CouponPage() {
           <div className="fact-label">{t('coupon.customer')}</div>
           <div className="fact-value">{c.customerRef ?? '—'}</div>
         </div>
+        {c.usableNextAt && (
+          <div className="fact">
+            <div className="fact-label">{t('coupon.usableNext')}</div>
+            <div className="fact-value" data-testid="coupon-usable-next">
+              {fmt.dateTimeShort(c.usableNextAt)}
+            </div>
+          </div>
+        )}
         {c.usesTotal > 1 && (
           <div className="fact">
             <div className="fact-label">{t('coupon.usesLeft')}</div>
