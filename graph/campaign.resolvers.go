@@ -23,13 +23,36 @@ func (r *campaignResolver) Stores(ctx context.Context, obj *models.Campaign) ([]
 	return loadersFrom(ctx).storeLoader().LoadAll(ctx, ids)
 }
 
+// Weekdays is the resolver for the weekdays field.
+func (r *campaignResolver) Weekdays(ctx context.Context, obj *models.Campaign) ([]model.Weekday, error) {
+	return weekdaysOf(obj.Weekdays), nil
+}
+
+// DailyWindow is the resolver for the dailyWindow field.
+func (r *campaignResolver) DailyWindow(ctx context.Context, obj *models.Campaign) (*model.DailyWindow, error) {
+	if obj.WindowFrom == obj.WindowTo {
+		return nil, nil
+	}
+	return &model.DailyWindow{From: services.FormatTimeOfDay(obj.WindowFrom), To: services.FormatTimeOfDay(obj.WindowTo)}, nil
+}
+
 // CreateCampaign is the resolver for the createCampaign field.
 func (r *mutationResolver) CreateCampaign(ctx context.Context, input model.CreateCampaignInput) (*models.Campaign, error) {
+	var window *services.DailyWindow
+	if w := input.DailyWindow; w != nil {
+		var err error
+		if window, err = services.ParseDailyWindow(w.From, w.To); err != nil {
+			return nil, err
+		}
+	}
 	return r.Svc.Campaigns.Create(ctx, services.ActorFrom(ctx), services.CreateCampaignInput{
 		Name: input.Name, Type: input.Type, Value: input.Value, MaxDiscount: deref(input.MaxDiscount),
 		MinSpend: deref(input.MinSpend), ValidFrom: input.ValidFrom, ValidTo: input.ValidTo, StoreIDs: input.StoreIds,
 		TotalQuantity: input.TotalQuantity, RefundWindowMinutes: input.RefundWindowMinutes,
 		PerCustomerLimit: deref(input.PerCustomerLimit), CodeSource: deref(input.CodeSource), RequestID: deref(input.RequestID),
+		UsesPerCoupon: input.UsesPerCoupon, PerCustomerDailyLimit: input.PerCustomerDailyLimit,
+		PerStoreDailyLimit: input.PerStoreDailyLimit, ValidDaysAfterIssue: input.ValidDaysAfterIssue,
+		Weekdays: weekdaysIn(input.Weekdays), DailyWindow: window,
 	})
 }
 

@@ -11,11 +11,17 @@ import (
 	"coupond/graph/model"
 	"coupond/models"
 	"coupond/services"
+	"time"
 )
 
 // Campaign is the resolver for the campaign field.
 func (r *couponResolver) Campaign(ctx context.Context, obj *models.Coupon) (*models.Campaign, error) {
 	return loadersFrom(ctx).campaignLoader().Load(ctx, obj.CampaignID)
+}
+
+// UsableNextAt is the resolver for the usableNextAt field.
+func (r *couponResolver) UsableNextAt(ctx context.Context, obj *models.Coupon) (*time.Time, error) {
+	return r.Svc.Redemptions.UsableNextAt(ctx, services.ActorFrom(ctx), obj)
 }
 
 // Redemptions is the resolver for the redemptions field.

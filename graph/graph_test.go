@@ -449,3 +449,158 @@ func TestTokenCheckWithDatabaseDown(t *testing.T) {
 		}
 	})
 }
+
+// The quote over GraphQL names every failing rule and keeps its older
+// fields: rejectReason is the first of reasons.
+func TestQuoteReasonsOverGraphQL(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		a := newAPI(t, db, graph.Options{})
+		storeID, codes := a.setup(1)
+		clerk := a.clerk("SH01")
+		var used struct{ RedeemCoupon redemption }
+		a.mustDo(t, clerk, redeemCoupon, redeemVars(codes[0], storeID, "use", 5000), &used)
+		const quote = `query($code: String!, $store: ID!, $amount: Int!) { redemptionQuote(code: $code, storeId: $store, orderAmount: $amount) {
+			eligible rejectReason reasons discountAmount payAmount usableNextAt } }`
+		var out struct {
+			RedemptionQuote struct {
+				Eligible       bool
+				RejectReason   *string
+				Reasons        []string
+				DiscountAmount int64
+				PayAmount      int64
+				UsableNextAt   *string
+			}
+		}
+		a.mustDo(t, clerk, quote, map[string]any{"code": codes[0], "store": storeID, "amount": 1000}, &out)
+		q := out.RedemptionQuote
+		if q.Eligible || q.RejectReason == nil || *q.RejectReason != "COUPON_NOT_AVAILABLE" ||
+			strings.Join(q.Reasons, ",") != "COUPON_NOT_AVAILABLE,MIN_SPEND_NOT_MET" || q.PayAmount != 1000 || q.UsableNextAt != nil {
+			t.Fatalf("quote %+v", q)
+		}
+	})
+}
+
+// A multi-use card with a per-customer daily limit over GraphQL: the card
+// shows its uses, each use names its number and customer, and the limit is
+// a rejection with its reason.
+func TestCardAndLimitsOverGraphQL(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		a := newAPI(t, db, graph.Options{})
+		storeID, _ := a.setup(1)
+		clerk := a.clerk("SH01")
+		now := time.Now().UTC()
+		var camp struct {
+			CreateCampaign struct {
+				ID                    string
+				UsesPerCoupon         int64
+				PerCustomerDailyLimit int64
+				PerStoreDailyLimit    int64
+			}
+		}
+		a.mustDo(t, a.admin, `mutation($in: CreateCampaignInput!) { createCampaign(input: $in) {
+			id usesPerCoupon perCustomerDailyLimit perStoreDailyLimit } }`, map[string]any{"in": map[string]any{
+			"name": "3 coffees", "type": "EXCHANGE", "value": 1500, "usesPerCoupon": 3, "perCustomerDailyLimit": 1,
+			"validFrom": now.Add(-time.Hour).Format(time.RFC3339), "validTo": now.Add(24 * time.Hour).Format(time.RFC3339),
+			"totalQuantity": 10}}, &camp)
+		if c := camp.CreateCampaign; c.UsesPerCoupon != 3 || c.PerCustomerDailyLimit != 1 || c.PerStoreDailyLimit != 0 {
+			t.Fatalf("campaign %+v", c)
+		}
+		var iss struct{ IssueCoupons struct{ Codes []string } }
+		a.mustDo(t, a.admin, issueCoupons, map[string]any{"in": map[string]any{"campaignId": camp.CreateCampaign.ID, "count": 1}}, &iss)
+		code := iss.IssueCoupons.Codes[0]
+		const redeem = `mutation($in: RedeemCouponInput!) { redeemCoupon(input: $in) {
+			status rejectReason useNo customerRef coupon { status usesTotal usesLeft } } }`
+		type out struct {
+			RedeemCoupon struct {
+				Status       string
+				RejectReason *string
+				UseNo        int64
+				CustomerRef  *string
+				Coupon       struct {
+					Status              string
+					UsesTotal, UsesLeft int64
+				}
+			}
+		}
+		in := func(id string) map[string]any {
+			return map[string]any{"in": map[string]any{"code": code, "storeId": storeID, "requestId": id,
+				"orderAmount": 5000, "customerRef": "alice"}}
+		}
+		var first out
+		a.mustDo(t, clerk, redeem, in("use-1"), &first)
+		r := first.RedeemCoupon
+		if r.Status != "SUCCEEDED" || r.UseNo != 1 || r.CustomerRef == nil || *r.CustomerRef != "alice" ||
+			r.Coupon.Status != "UNUSED" || r.Coupon.UsesTotal != 3 || r.Coupon.UsesLeft != 2 {
+			t.Fatalf("first use %+v", r)
+		}
+		var second out
+		a.mustDo(t, clerk, redeem, in("use-2"), &second)
+		if r := second.RedeemCoupon; r.Status != "REJECTED" || r.RejectReason == nil || *r.RejectReason != "CUSTOMER_LIMIT_REACHED" ||
+			r.Coupon.UsesLeft != 2 {
+			t.Fatalf("second use the same day %+v", r)
+		}
+		codes := a.do(t, a.admin, `mutation($in: CreateCampaignInput!) { createCampaign(input: $in) { id } }`,
+			map[string]any{"in": map[string]any{"name": "bad", "type": "CASH", "value": 100, "usesPerCoupon": 101,
+				"validFrom": now.Format(time.RFC3339), "validTo": now.Add(time.Hour).Format(time.RFC3339), "totalQuantity": 1}}, nil)
+		if len(codes) != 1 || codes[0] != "BAD_USER_INPUT" {
+			t.Fatalf("usesPerCoupon 101: %v", codes)
+		}
+	})
+}
+
+// Time rules over GraphQL: the campaign shows them as given; a window with
+// from == to, a malformed time, a weekday twice or no days are BAD_USER_INPUT,
+// an unknown weekday fails the schema's enum (GRAPHQL_VALIDATION_FAILED), and
+// nothing is written.
+func TestTimeRulesOverGraphQL(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		a := newAPI(t, db, graph.Options{})
+		now := time.Now().UTC()
+		in := func(extra map[string]any) map[string]any {
+			m := map[string]any{"name": "lunch", "type": "CASH", "value": 100, "totalQuantity": 10,
+				"validFrom": now.Format(time.RFC3339), "validTo": now.Add(24 * time.Hour).Format(time.RFC3339)}
+			for k, v := range extra {
+				m[k] = v
+			}
+			return map[string]any{"in": m}
+		}
+		const create = `mutation($in: CreateCampaignInput!) { createCampaign(input: $in) {
+			validDaysAfterIssue weekdays dailyWindow { from to } } }`
+		var out struct {
+			CreateCampaign struct {
+				ValidDaysAfterIssue int64
+				Weekdays            []string
+				DailyWindow         *struct{ From, To string }
+			}
+		}
+		a.mustDo(t, a.admin, create, in(map[string]any{"validDaysAfterIssue": 7, "weekdays": []string{"FRIDAY", "MONDAY"},
+			"dailyWindow": map[string]any{"from": "22:00", "to": "02:30"}}), &out)
+		c := out.CreateCampaign
+		if c.ValidDaysAfterIssue != 7 || strings.Join(c.Weekdays, ",") != "MONDAY,FRIDAY" || c.DailyWindow == nil ||
+			c.DailyWindow.From != "22:00" || c.DailyWindow.To != "02:30" {
+			t.Fatalf("campaign %+v", c)
+		}
+		var n int64
+		must(t, db.Model(&models.Campaign{}).Count(&n).Error)
+		for name, extra := range map[string]map[string]any{
+			"unknown weekday":  {"weekdays": []string{"FUNDAY"}},
+			"from == to":       {"dailyWindow": map[string]any{"from": "10:00", "to": "10:00"}},
+			"malformed time":   {"dailyWindow": map[string]any{"from": "9:00", "to": "10:00"}},
+			"no days of issue": {"validDaysAfterIssue": 0},
+			"a weekday twice":  {"weekdays": []string{"MONDAY", "MONDAY"}},
+		} {
+			codes := a.do(t, a.admin, create, in(extra), nil)
+			if len(codes) != 1 || (codes[0] != "BAD_USER_INPUT" && codes[0] != "GRAPHQL_VALIDATION_FAILED") {
+				t.Errorf("%s: %v", name, codes)
+			}
+			if name != "unknown weekday" && codes[0] != "BAD_USER_INPUT" {
+				t.Errorf("%s: %v, want BAD_USER_INPUT", name, codes)
+			}
+		}
+		var after int64
+		must(t, db.Model(&models.Campaign{}).Count(&after).Error)
+		if after != n {
+			t.Fatal("a refused campaign was written")
+		}
+	})
+}

@@ -92,3 +92,37 @@ func timeText(t *time.Time) string {
 	}
 	return t.UTC().Format(time.RFC3339Nano)
 }
+
+// weekdayNames pairs the schema's weekdays with Go's.
+var weekdayNames = []struct {
+	name model.Weekday
+	day  time.Weekday
+}{
+	{model.WeekdayMonday, time.Monday}, {model.WeekdayTuesday, time.Tuesday}, {model.WeekdayWednesday, time.Wednesday},
+	{model.WeekdayThursday, time.Thursday}, {model.WeekdayFriday, time.Friday}, {model.WeekdaySaturday, time.Saturday},
+	{model.WeekdaySunday, time.Sunday},
+}
+
+// weekdaysIn maps the schema's weekdays to Go's, in the order given.
+func weekdaysIn(in []model.Weekday) []time.Weekday {
+	out := make([]time.Weekday, 0, len(in))
+	for _, w := range in {
+		for _, n := range weekdayNames {
+			if n.name == w {
+				out = append(out, n.day)
+			}
+		}
+	}
+	return out
+}
+
+// weekdaysOf lists the weekdays of a campaign's weekday bits, Monday first.
+func weekdaysOf(bits int64) []model.Weekday {
+	out := []model.Weekday{}
+	for _, n := range weekdayNames {
+		if bits&models.WeekdayBit(n.day) != 0 {
+			out = append(out, n.name)
+		}
+	}
+	return out
+}

@@ -57,7 +57,8 @@ func (r *queryResolver) RedemptionsByHour(ctx context.Context, from time.Time, t
 
 // RedemptionQuote is the resolver for the redemptionQuote field.
 func (r *queryResolver) RedemptionQuote(ctx context.Context, code string, storeID int64, orderAmount int64, customerRef *string) (*services.Quote, error) {
-	return r.Svc.Redemptions.Quote(ctx, services.ActorFrom(ctx), services.QuoteInput{Code: code, StoreID: storeID, OrderAmount: orderAmount, CustomerRef: deref(customerRef)})
+	return r.Svc.Redemptions.Quote(ctx, services.ActorFrom(ctx), services.QuoteInput{Code: code, StoreID: storeID, OrderAmount: orderAmount,
+		CustomerRef: deref(customerRef)})
 }
 
 // Redemption is the resolver for the redemption field.
@@ -112,6 +113,15 @@ func (r *redemptionQuoteResolver) RejectReason(ctx context.Context, obj *service
 	}
 	reason := model.RejectReason(obj.RejectReason)
 	return &reason, nil
+}
+
+// Reasons is the resolver for the reasons field.
+func (r *redemptionQuoteResolver) Reasons(ctx context.Context, obj *services.Quote) ([]model.RejectReason, error) {
+	out := make([]model.RejectReason, len(obj.Reasons))
+	for i, r := range obj.Reasons {
+		out[i] = model.RejectReason(r)
+	}
+	return out, nil
 }
 
 // Redemption is the resolver for the redemption field.

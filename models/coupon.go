@@ -69,31 +69,52 @@ type Coupon struct {
 	CustomerRef  *string
 	RedeemNo     *string
 	ReissuedFrom *int64
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// UsesTotal is how many uses the coupon gives (1, or its campaign's
+	// usesPerCoupon for a multi-use card); UsesLeft how many are not yet
+	// confirmed. UsesTotal - UsesLeft is the number of its SUCCEEDED flows,
+	// and it is REDEEMED exactly when UsesLeft is 0.
+	UsesTotal int64 `gorm:"default:1"`
+	UsesLeft  int64 `gorm:"default:1"`
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // eligibleSQL is the one definition of "the coupons row may be taken now":
-// UNUSED, inside its validity window, its campaign ACTIVE (not paused or
-// ended), its minimum spend met by the order and valid at the store. Every statement that takes a coupon puts it
+// UNUSED with a use left, inside its validity window, its campaign ACTIVE (not paused or
+// ended), its minimum spend met by the order and valid at the store, and,
+// when it was issued to a customer and the request names one, issued to that
+// customer, and its campaign's weekday and time-of-day rules (timeRuleSQL)
+// allow the merchant-local clock. Every statement that takes a coupon puts it
 // in its WHERE, so the rule and the change are one statement; now, amount and
-// store are parameter references ("?" or "$n"), now used twice.
+// store are parameter references ("?" or "$n"), now used twice, and so is
+// customer (an empty string for none); clock is clockSQL's relation. The time
+// rules depend only on the clock and the campaign, so each request computes
+// the merchant-local weekday and minute once, in Go, and passes them as
+// parameters; the statement judges them against the campaign row.
 // services.diagnose explains the same rule in Go, reason by reason, and
 // TestEligibilityExplained holds the two together on both databases.
-func eligibleSQL(now, amount, store string) string {
-	return `coupons.status = 'UNUSED' AND coupons.valid_from <= ` + now + ` AND coupons.valid_to > ` + now + `
-  AND EXISTS (SELECT 1 FROM campaigns c WHERE c.id = coupons.campaign_id AND c.min_spend <= ` + amount + `
-    AND c.state = 'ACTIVE'
+func eligibleSQL(now, amount, store, customer, clock string) string {
+	return `coupons.status = 'UNUSED' AND coupons.uses_left > 0 AND coupons.valid_from <= ` + now + ` AND coupons.valid_to > ` + now + `
+  AND (coupons.customer_ref IS NULL OR ` + customer + ` = '' OR coupons.customer_ref = ` + customer + `)
+  AND EXISTS (SELECT 1 FROM campaigns c, ` + clock + ` clk WHERE c.id = coupons.campaign_id AND c.min_spend <= ` + amount + `
+    AND c.state = 'ACTIVE' AND ` + timeRuleSQL("c", "clk") + `
     AND (c.all_stores OR EXISTS (SELECT 1 FROM campaign_stores cs WHERE cs.campaign_id = c.id AND cs.store_id = ` + store + `)))`
 }
 
+// clockSQL is the one-row clock relation eligibleSQL takes, from three
+// parameter references: LocalClock's Day, PrevDay and Minute.
+func clockSQL(d, p, m string) string {
+	return `(SELECT CAST(` + d + ` AS BIGINT) AS d, CAST(` + p + ` AS BIGINT) AS p, CAST(` + m + ` AS BIGINT) AS m)`
+}
+
 // CouponEligible reports whether the coupon with id could be taken now at
-// storeID for orderAmount, by the very condition the taking statements use.
-// It reads only; for checks that explain or test the rule.
-func CouponEligible(db *gorm.DB, couponID, storeID, orderAmount int64, now time.Time) (bool, error) {
+// storeID for orderAmount by customer ("" for none) at the merchant-local
+// clock k, by the very condition the taking statements use. It reads only;
+// for checks that explain or test the rule.
+func CouponEligible(db *gorm.DB, couponID, storeID, orderAmount int64, customer string, k LocalClock, now time.Time) (bool, error) {
 	var n int64
-	err := db.Raw(`SELECT COUNT(*) FROM coupons WHERE coupons.id = ? AND `+eligibleSQL("?", "?", "?"),
-		couponID, now, now, orderAmount, storeID).Scan(&n).Error
+	err := db.Raw(`SELECT COUNT(*) FROM coupons WHERE coupons.id = ? AND `+eligibleSQL("?", "?", "?", "?", clockSQL("?", "?", "?")),
+		couponID, now.UTC(), now.UTC(), customer, customer, k.Day, k.PrevDay, k.Minute, orderAmount, storeID).Scan(&n).Error
 	return n == 1, err
 }
 
@@ -114,7 +135,11 @@ type ReserveArgs struct {
 	RedeemNo    string
 	StoreID     int64
 	OrderAmount int64
-	Now         time.Time
+	// CustomerRef is the request's customer, "" for none.
+	CustomerRef string
+	// Clock is Now on the merchant's clock.
+	Clock LocalClock
+	Now   time.Time
 }
 
 // Reserved is what a successful reserve returns of the coupon.
@@ -122,21 +147,26 @@ type Reserved struct {
 	ID         int64
 	CampaignID int64
 	Version    int64
+	// UseNo is the use of the coupon the reserve holds, 1 to its uses total.
+	UseNo int64
+	// CustomerRef is the customer the coupon was issued to, if any.
+	CustomerRef *string
 }
 
 // reserveSQL moves a coupon to REDEEMING only if it is eligible (eligibleSQL):
 // the decision and the change are one statement, so two concurrent reserves
 // cannot both win.
 var reserveSQL = `UPDATE coupons SET status = 'REDEEMING', redeem_no = ?, version = version + 1, updated_at = ?
-WHERE merchant_id = ? AND code = ? AND ` + eligibleSQL("?", "?", "?") + `
-RETURNING id, campaign_id, version`
+WHERE merchant_id = ? AND code = ? AND ` + eligibleSQL("?", "?", "?", "?", clockSQL("?", "?", "?")) + `
+RETURNING id, campaign_id, version, uses_total - uses_left + 1 AS use_no, customer_ref`
 
 // ReserveCoupon performs the conditional reserve of the merchant's coupon with
 // the given code. It returns the coupon and true when the coupon moved, or false
 // when the code is unknown or any condition failed.
 func ReserveCoupon(tx *gorm.DB, a ReserveArgs) (Reserved, bool, error) {
 	var rows []Reserved
-	err := tx.Raw(reserveSQL, a.RedeemNo, a.Now, a.MerchantID, a.Code, a.Now, a.Now, a.OrderAmount, a.StoreID).
+	err := tx.Raw(reserveSQL, a.RedeemNo, a.Now, a.MerchantID, a.Code, a.Now, a.Now, a.CustomerRef, a.CustomerRef,
+		a.Clock.Day, a.Clock.PrevDay, a.Clock.Minute, a.OrderAmount, a.StoreID).
 		Scan(&rows).Error
 	if err != nil || len(rows) != 1 {
 		return Reserved{}, false, err
@@ -145,10 +175,11 @@ func ReserveCoupon(tx *gorm.DB, a ReserveArgs) (Reserved, bool, error) {
 }
 
 // MoveCoupon moves a coupon held by redemption redeemNo from one status to
-// another: REDEEMING -> REDEEMED, REDEEMING -> UNUSED (which clears the hold) or
-// REDEEMED -> REFUNDED. It returns the new version and true when the row moved,
-// false when the coupon was not in from or not held by redeemNo. An edge the
-// state machine does not have is an error and changes nothing.
+// another: REDEEMING -> REDEEMED (confirms a use: see ConfirmUse),
+// REDEEMING -> UNUSED (which clears the hold) or REDEEMED -> REFUNDED. It
+// returns the new version and true when the row moved, false when the coupon
+// was not in from or not held by redeemNo. An edge the state machine does not
+// have is an error and changes nothing.
 func MoveCoupon(tx *gorm.DB, couponID int64, redeemNo string, from, to CouponStatus, now time.Time) (int64, bool, error) {
 	return MoveCouponAt(tx, couponID, redeemNo, from, to, 0, now)
 }
@@ -157,23 +188,50 @@ func MoveCoupon(tx *gorm.DB, couponID int64, redeemNo string, from, to CouponSta
 // version, the one the caller read (0: any), as the seed's fifth pitfall
 // asks of an actor that decided on an older read, such as compensation.
 func MoveCouponAt(tx *gorm.DB, couponID int64, redeemNo string, from, to CouponStatus, version int64, now time.Time) (int64, bool, error) {
+	v, _, ok, err := moveCoupon(tx, couponID, redeemNo, from, to, version, now)
+	return v, ok, err
+}
+
+// ConfirmUse confirms the use that redemption redeemNo holds of its
+// REDEEMING coupon (at version, 0: any): one conditional update counts the
+// use off (uses_left - 1) and moves the coupon to REDEEMED when it was the
+// last, or back to UNUSED, free for its next use, when uses are left. It
+// returns the new version and status, and false when the coupon was not
+// REDEEMING under redeemNo.
+func ConfirmUse(tx *gorm.DB, couponID int64, redeemNo string, version int64, now time.Time) (int64, CouponStatus, bool, error) {
+	return moveCoupon(tx, couponID, redeemNo, CouponRedeeming, CouponRedeemed, version, now)
+}
+
+func moveCoupon(tx *gorm.DB, couponID int64, redeemNo string, from, to CouponStatus, version int64, now time.Time) (int64, CouponStatus, bool, error) {
 	if !Legal(from, to) {
-		return 0, false, fmt.Errorf("move coupon %d: %s -> %s is not an edge of the state machine", couponID, from, to)
+		return 0, "", false, fmt.Errorf("move coupon %d: %s -> %s is not an edge of the state machine", couponID, from, to)
 	}
-	var versions []int64
-	set := "status = ?, version = version + 1, updated_at = ?"
-	if to == CouponUnused {
+	var rows []struct {
+		Version int64
+		Status  CouponStatus
+	}
+	set, args := "status = ?, version = version + 1, updated_at = ?", []any{string(to), now}
+	switch {
+	case to == CouponUnused:
 		set += ", redeem_no = NULL"
+	case from == CouponRedeeming && to == CouponRedeemed:
+		// The SET expressions read the row as it was: uses_left = 1 means
+		// this is the last use.
+		set = `status = CASE WHEN uses_left = 1 THEN 'REDEEMED' ELSE 'UNUSED' END,
+  redeem_no = CASE WHEN uses_left = 1 THEN redeem_no END,
+  uses_left = uses_left - 1, version = version + 1, updated_at = ?`
+		args = []any{now}
 	}
-	where, args := "id = ? AND status = ? AND redeem_no = ?", []any{string(to), now, couponID, string(from), redeemNo}
+	where := "id = ? AND status = ? AND redeem_no = ?"
+	args = append(args, couponID, string(from), redeemNo)
 	if version != 0 {
 		where, args = where+" AND version = ?", append(args, version)
 	}
-	err := tx.Raw("UPDATE coupons SET "+set+" WHERE "+where+" RETURNING version", args...).Scan(&versions).Error
-	if err != nil || len(versions) != 1 {
-		return 0, false, err
+	err := tx.Raw("UPDATE coupons SET "+set+" WHERE "+where+" RETURNING version, status", args...).Scan(&rows).Error
+	if err != nil || len(rows) != 1 {
+		return 0, "", false, err
 	}
-	return versions[0], true, nil
+	return rows[0].Version, rows[0].Status, true, nil
 }
 
 // CouponAndRequest reads, with one query, the merchant's coupon with the

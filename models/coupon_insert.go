@@ -20,6 +20,9 @@ type CouponBatch struct {
 	ValidFrom, ValidTo, Now time.Time
 	Refs                    []string
 	PerRef                  int64
+	// Uses is how many uses each coupon gives (the campaign's
+	// uses per coupon); 0 counts as 1.
+	Uses int64
 	// Fill draws fresh codes.
 	Fill func([]string)
 }
@@ -31,6 +34,9 @@ func (b *CouponBatch) Ref(i int64) *string {
 	}
 	return &b.Refs[i/b.PerRef]
 }
+
+// uses is the uses each coupon of the batch gives.
+func (b *CouponBatch) uses() int64 { return max(b.Uses, 1) }
 
 // codeAttempts bounds how often one chunk is redone after code collisions; a
 // collision is about as likely as the chunk size times the merchant's codes
@@ -53,7 +59,8 @@ func InsertCouponRange(tx *gorm.DB, b *CouponBatch, start int64, codes []string)
 				for j := i; j < min(i+perInsert, len(codes)); j++ {
 					rows = append(rows, Coupon{MerchantID: b.MerchantID, CampaignID: b.CampaignID, Code: codes[j],
 						Status: CouponUnused, ValidFrom: b.ValidFrom, ValidTo: b.ValidTo,
-						CustomerRef: b.Ref(start + int64(j)), CreatedAt: b.Now, UpdatedAt: b.Now})
+						CustomerRef: b.Ref(start + int64(j)), UsesTotal: b.uses(), UsesLeft: b.uses(),
+						CreatedAt: b.Now, UpdatedAt: b.Now})
 				}
 				if err := sp.Create(&rows).Error; err != nil {
 					return err
@@ -81,7 +88,7 @@ func SpeaksPgx(conn *sql.Conn) bool {
 // couponColumns are the columns CopyCoupons fills; the others keep their
 // defaults (id from the sequence, version 0, no redemption, not a reissue).
 var couponColumns = []string{"merchant_id", "campaign_id", "code", "status", "valid_from", "valid_to",
-	"customer_ref", "created_at", "updated_at"}
+	"customer_ref", "created_at", "updated_at", "uses_total", "uses_left"}
 
 // CopyCoupons is InsertCouponRange with COPY on PostgreSQL: conn is the
 // connection tx runs on, and the rows are streamed to it in binary while
@@ -132,7 +139,7 @@ func (r *couponRows) Next() bool {
 func (r *couponRows) Values() ([]any, error) {
 	if r.vals == nil {
 		r.vals = []any{r.b.MerchantID, r.b.CampaignID, "", string(CouponUnused), r.b.ValidFrom, r.b.ValidTo,
-			nil, r.b.Now, r.b.Now}
+			nil, r.b.Now, r.b.Now, r.b.uses(), r.b.uses()}
 	}
 	r.vals[2] = r.codes[r.i]
 	if ref := r.b.Ref(r.start + int64(r.i)); ref != nil {

@@ -51,9 +51,22 @@ type RedemptionFlow struct {
 	HoldUntil      *time.Time
 	Attempts       int64
 	Version        int64
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
-	FinishedAt     *time.Time
+	// UseNo is the use of its coupon the flow took, 1 to the coupon's uses
+	// total; 0 when it took none (REJECTED).
+	UseNo int64
+	// CustomerRef is the customer the use is counted for: the coupon's own
+	// when it was issued to one, else the request's; nil for none.
+	CustomerRef *string
+	// AllowanceDay is the merchant-local day (YYYY-MM-DD) whose limits the
+	// use was counted against, "" when it counted against none.
+	AllowanceDay string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	FinishedAt   *time.Time
+	// CouponAfter is the coupon's status right after this process's last
+	// write of the flow (REDEEMED after a card's last use, UNUSED after an
+	// earlier one); empty when the flow was read back. Not stored.
+	CouponAfter CouponStatus `gorm:"-"`
 }
 
 // Transition is the history row of flow's coupon taking the edge from -> to,
@@ -66,12 +79,13 @@ func (f *RedemptionFlow) Transition(from, to CouponStatus, version int64, actor 
 
 const flowColumns = `merchant_id, redeem_no, operation, request_id, fingerprint, coupon_id, store_id, operator_id,
   status, reject_reason, release_reason, order_amount, discount_amount, order_ref, hold_until, attempts, version,
-  created_at, updated_at, finished_at`
+  created_at, updated_at, finished_at, use_no, customer_ref, allowance_day`
 
 func flowValues(f *RedemptionFlow) []any {
 	return []any{f.MerchantID, f.RedeemNo, string(f.Operation), f.RequestID, f.Fingerprint, f.CouponID, f.StoreID,
 		f.OperatorID, string(f.Status), f.RejectReason, f.ReleaseReason, f.OrderAmount, f.DiscountAmount, f.OrderRef,
-		f.HoldUntil, f.Attempts, f.Version, f.CreatedAt, f.UpdatedAt, f.FinishedAt}
+		f.HoldUntil, f.Attempts, f.Version, f.CreatedAt, f.UpdatedAt, f.FinishedAt, f.UseNo, f.CustomerRef,
+		f.AllowanceDay}
 }
 
 // InsertFlow inserts a redemption flow together with the coupon transitions
@@ -81,7 +95,7 @@ func flowValues(f *RedemptionFlow) []any {
 // violation (the request id or the coupon's live redemption) is
 // gorm.ErrDuplicatedKey.
 func InsertFlow(tx *gorm.DB, flow *RedemptionFlow, transitions ...CouponTransition) error {
-	insertFlow := "INSERT INTO redemption_flows (" + flowColumns + ") VALUES " + placeholders(20) + " RETURNING id"
+	insertFlow := "INSERT INTO redemption_flows (" + flowColumns + ") VALUES " + placeholders(23) + " RETURNING id"
 	args := flowValues(flow)
 	var rows []struct{ ID int64 }
 	if DialectOfDB(tx) == Postgres && len(transitions) > 0 {
@@ -110,13 +124,13 @@ func InsertRejectedFlows(tx *gorm.DB, flows []*RedemptionFlow) error {
 		return nil
 	}
 	vals := make([]string, len(flows))
-	args := make([]any, 0, 20*len(flows))
+	args := make([]any, 0, 23*len(flows))
 	byNo := make(map[string]*RedemptionFlow, len(flows))
 	for i, f := range flows {
 		if f.Status != FlowRejected {
 			return fmt.Errorf("insert rejected flow %s: status %s", f.RedeemNo, f.Status)
 		}
-		vals[i] = placeholders(20)
+		vals[i] = placeholders(23)
 		args = append(args, flowValues(f)...)
 		byNo[f.RedeemNo] = f
 	}

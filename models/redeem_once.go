@@ -9,21 +9,30 @@ import (
 
 // redeemOnceSQL is a whole one-shot redemption with the builtin adapter in one
 // statement: the conditional update takes the coupon from UNUSED straight to
-// REDEEMED (version + 2, both edges recorded, exactly what the reserve and
-// confirm updates of one transaction leave behind), and the order, the
+// REDEEMED, or for a multi-use card with uses left back to UNUSED (version
+// + 2, both edges recorded, exactly what the reserve and confirm updates of
+// one transaction leave behind, ConfirmUse's accounting of uses included), and the order, the
 // SUCCEEDED flow and the two transitions are inserted from its result, so
 // nothing is written when the coupon is not taken. The update's WHERE is the
 // reserve's (eligibleSQL), and the discount is
 // Campaign.Discount's (discountSQL). Parameters: $1 redemption number, $2 now,
 // $3 merchant, $4 code, $5 order amount, $6 store, $7 request id,
-// $8 fingerprint, $9 operator, $10 hold deadline, $11 actor, $12 the
-// redemption.succeeded event's public id. The event and its deliveries (one
+// $8 fingerprint, $9 operator, $10 hold deadline, $11 actor, $12 customer
+// (an empty string for none), $13-$15 the merchant's clock (LocalClock: today's
+// and yesterday's weekday bits, the minute of the day), $16 the
+// redemption.succeeded event's public id. It takes only a coupon whose use
+// counts against no limit (noAllowancesSQL): counting one needs its own
+// conditional upserts, which one statement cannot undo when they fail
+// (services takes those in a transaction). The event and its deliveries (one
 // per subscribed endpoint) are two more parts of the statement, so the outbox
 // costs the hot path no commit.
 var redeemOnceSQL = `WITH c AS (
-  UPDATE coupons SET status = 'REDEEMED', redeem_no = $1, version = version + 2, updated_at = $2
-  WHERE merchant_id = $3 AND code = $4 AND ` + eligibleSQL("$2", "$5::bigint", "$6::bigint") + `
-  RETURNING id, campaign_id, version
+  UPDATE coupons SET status = CASE WHEN uses_left = 1 THEN 'REDEEMED' ELSE 'UNUSED' END,
+    redeem_no = CASE WHEN uses_left = 1 THEN $1 END, uses_left = uses_left - 1,
+    version = version + 2, updated_at = $2
+  WHERE merchant_id = $3 AND code = $4 AND ` + eligibleSQL("$2", "$5::bigint", "$6::bigint", "$12::text", clockSQL("$13", "$14", "$15")) + `
+    AND EXISTS (SELECT 1 FROM campaigns k WHERE k.id = coupons.campaign_id AND ` + noAllowancesSQL("k", "$12::text") + `)
+  RETURNING id, campaign_id, version, status, uses_total - uses_left AS use_no, customer_ref
 ), o AS (
   INSERT INTO orders (merchant_id, redeem_no, coupon_id, store_id, amount, status, created_at)
   SELECT $3::bigint, $1::text, c.id, $6::bigint, $5::bigint, 'CREATED', $2::timestamptz FROM c
@@ -32,19 +41,20 @@ var redeemOnceSQL = `WITH c AS (
   INSERT INTO redemption_flows (` + flowColumns + `)
   SELECT $3::bigint, $1::text, 'REDEEM', $7::text, $8::text, c.id, $6::bigint,
     $9::bigint, 'SUCCEEDED', NULL, NULL, $5::bigint, ` + discountSQL("k", "$5::bigint") + `, '` + OrderRefPrefix + `' || o.id,
-    $10::timestamptz, 0, 1, $2::timestamptz, $2::timestamptz, $2::timestamptz
+    $10::timestamptz, 0, 1, $2::timestamptz, $2::timestamptz, $2::timestamptz, c.use_no,
+    COALESCE(c.customer_ref, NULLIF($12::text, '')), ''
   FROM c JOIN campaigns k ON k.id = c.campaign_id, o
-  RETURNING id, discount_amount, order_ref
+  RETURNING id, discount_amount, order_ref, customer_ref
 ), t AS (
   ` + insertTransitionsSQL(`
   SELECT $3::bigint, c.id, 'UNUSED', 'REDEEMING', c.version - 1, $1::text, $11::text, $6::bigint,
     $2::timestamptz FROM c
   UNION ALL
-  SELECT $3::bigint, c.id, 'REDEEMING', 'REDEEMED', c.version, $1::text, $11::text, $6::bigint,
+  SELECT $3::bigint, c.id, 'REDEEMING', c.status, c.version, $1::text, $11::text, $6::bigint,
     $2::timestamptz FROM c`) + `
 ), ev AS (
   INSERT INTO outbox_events (merchant_id, uid, type, coupon_id, data, created_at)
-  SELECT $3::bigint, $12::text, '` + EventRedemptionSucceeded + `', c.id, ` + redemptionData{redeemNo: "$1::text",
+  SELECT $3::bigint, $16::text, '` + EventRedemptionSucceeded + `', c.id, ` + redemptionData{redeemNo: "$1::text",
 	requestID: "$7::text", operation: "'" + string(OpRedeem) + "'", code: "$4::text", storeID: "$6::bigint", storeCode: "s.code",
 	orderAmount: "$5::bigint", discountAmount: "f.discount_amount", orderRef: "f.order_ref", releaseReason: "NULL::text",
 	operator: "tk.name"}.sql(Postgres) + `, $2::timestamptz
@@ -58,12 +68,13 @@ var redeemOnceSQL = `WITH c AS (
   FROM ev, webhook_endpoints w
   WHERE w.merchant_id = $3::bigint AND w.enabled AND (',' || w.events || ',') LIKE '` + "%," + EventRedemptionSucceeded + ",%" + `'
 )
-SELECT c.id AS coupon_id, c.campaign_id, f.id AS flow_id, f.discount_amount, f.order_ref FROM c, f`
+SELECT c.id AS coupon_id, c.campaign_id, f.id AS flow_id, f.discount_amount, f.order_ref, c.status, c.use_no,
+  f.customer_ref FROM c, f`
 
 // redeemOnceParams names redeemOnceSQL's parameters in order ($1 first), as
 // RedeemOnce passes them.
 var redeemOnceParams = []string{"redeemNo", "now", "merchantId", "code", "orderAmount", "storeId", "requestId",
-	"fingerprint", "operatorId", "holdUntil", "actor", "eventId"}
+	"fingerprint", "operatorId", "holdUntil", "actor", "customerRef", "clockDay", "clockPrevDay", "clockMinute", "eventId"}
 
 // RedeemOnceStatement returns the statement RedeemOnce sends and the names of
 // its parameters in order. `coupond debug redeem-sql` prints them, so the
@@ -80,6 +91,9 @@ type RedeemedOnce struct {
 	FlowID         int64
 	DiscountAmount int64
 	OrderRef       string
+	Status         CouponStatus
+	UseNo          int64
+	CustomerRef    *string
 }
 
 // RedeemOnce runs a one-shot redemption with the builtin adapter as one
@@ -97,8 +111,8 @@ func RedeemOnce(db *gorm.DB, a ReserveArgs, flow *RedemptionFlow, actor string) 
 	var r RedeemedOnce
 	err := db.Statement.ConnPool.QueryRowContext(db.Statement.Context, redeemOnceSQL,
 		flow.RedeemNo, a.Now, a.MerchantID, a.Code, a.OrderAmount, a.StoreID, flow.RequestID, flow.Fingerprint,
-		flow.OperatorID, flow.HoldUntil, actor, NewEventUID(),
-	).Scan(&r.CouponID, &r.CampaignID, &r.FlowID, &r.DiscountAmount, &r.OrderRef)
+		flow.OperatorID, flow.HoldUntil, actor, a.CustomerRef, a.Clock.Day, a.Clock.PrevDay, a.Clock.Minute, NewEventUID(),
+	).Scan(&r.CouponID, &r.CampaignID, &r.FlowID, &r.DiscountAmount, &r.OrderRef, &r.Status, &r.UseNo, &r.CustomerRef)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -108,6 +122,8 @@ func RedeemOnce(db *gorm.DB, a ReserveArgs, flow *RedemptionFlow, actor string) 
 	now := a.Now
 	flow.ID, flow.CouponID, flow.DiscountAmount, flow.OrderRef = r.FlowID, r.CouponID, r.DiscountAmount, &r.OrderRef
 	flow.Status, flow.Version, flow.FinishedAt = FlowSucceeded, 1, &now
+	flow.UseNo, flow.CouponAfter = r.UseNo, r.Status
+	flow.CustomerRef = r.CustomerRef
 	return true, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -58,7 +59,32 @@ type CreateCampaignInput struct {
 	CodeSource models.CodeSource
 	// RequestID, optional, makes the call idempotent (see adminRequest).
 	RequestID string
+	// UsesPerCoupon is how many uses each coupon gives, 1 to
+	// MaxUsesPerCoupon: more than 1 makes multi-use cards (次卡). nil means 1.
+	UsesPerCoupon *int64
+	// PerCustomerDailyLimit and PerStoreDailyLimit, optional and at least 1,
+	// cap the uses per customer and per store per day (merchant time zone).
+	PerCustomerDailyLimit *int64
+	PerStoreDailyLimit    *int64
+	// ValidDaysAfterIssue, optional and at least 1, ends each coupon's
+	// validity that many days (of 24 hours) after its issue, never past
+	// ValidTo.
+	ValidDaysAfterIssue *int64
+	// Weekdays, when not empty, are the local weekdays the coupons can be
+	// used on.
+	Weekdays []time.Weekday
+	// DailyWindow, optional, is the local time of day the coupons can be
+	// used in; From after To crosses midnight.
+	DailyWindow *DailyWindow
 }
+
+// DailyWindow is a time of day [From, To) in minutes after local midnight
+// (0-1439). From after To crosses midnight; the part after midnight belongs
+// to the day the window starts on (for the campaign's weekdays).
+type DailyWindow struct{ From, To int64 }
+
+// MaxUsesPerCoupon caps a multi-use card's uses.
+const MaxUsesPerCoupon = 100
 
 // DefaultRefundWindowMinutes applies when a campaign does not set one.
 const DefaultRefundWindowMinutes = 1440
@@ -88,7 +114,10 @@ func (c *Campaigns) Create(ctx context.Context, actor Actor, in CreateCampaignIn
 	}
 	params := []string{in.Name, string(in.Type),
 		fmt.Sprint(in.Value, in.MaxDiscount, in.MinSpend, in.TotalQuantity, *in.RefundWindowMinutes, in.PerCustomerLimit),
-		in.ValidFrom.UTC().Format(time.RFC3339Nano), in.ValidTo.UTC().Format(time.RFC3339Nano), fmt.Sprint(in.StoreIDs)}
+		in.ValidFrom.UTC().Format(time.RFC3339Nano), in.ValidTo.UTC().Format(time.RFC3339Nano), fmt.Sprint(in.StoreIDs),
+		fmt.Sprint("uses=", *in.UsesPerCoupon),
+		fmt.Sprint("limits=", deref(in.PerCustomerDailyLimit), deref(in.PerStoreDailyLimit)),
+		fmt.Sprint("time=", deref(in.ValidDaysAfterIssue), in.Weekdays, deref(in.DailyWindow))}
 	if in.CodeSource != models.CodeGenerated {
 		// Only when not the default, so earlier requests keep their fingerprints.
 		params = append(params, string(in.CodeSource))
@@ -107,7 +136,15 @@ func (c *Campaigns) Create(ctx context.Context, actor Actor, in CreateCampaignIn
 	camp := &models.Campaign{MerchantID: actor.MerchantID, Name: in.Name, Type: in.Type, Value: in.Value,
 		MaxDiscount: in.MaxDiscount, MinSpend: in.MinSpend, ValidFrom: in.ValidFrom.UTC(), ValidTo: in.ValidTo.UTC(),
 		AllStores: len(in.StoreIDs) == 0, TotalQuantity: in.TotalQuantity, PerCustomerLimit: in.PerCustomerLimit,
-		RefundWindowMinutes: *in.RefundWindowMinutes, State: models.CampaignActive, CodeSource: in.CodeSource, CreatedAt: c.now()}
+		RefundWindowMinutes: *in.RefundWindowMinutes, State: models.CampaignActive, CodeSource: in.CodeSource, CreatedAt: c.now(),
+		UsesPerCoupon: *in.UsesPerCoupon, PerCustomerDailyLimit: deref(in.PerCustomerDailyLimit),
+		PerStoreDailyLimit: deref(in.PerStoreDailyLimit), ValidDaysAfterIssue: deref(in.ValidDaysAfterIssue)}
+	for _, d := range in.Weekdays {
+		camp.Weekdays |= models.WeekdayBit(d)
+	}
+	if w := in.DailyWindow; w != nil {
+		camp.WindowFrom, camp.WindowTo = w.From, w.To
+	}
 	err = db.Transaction(func(tx *gorm.DB) error {
 		for _, id := range in.StoreIDs {
 			if err := storeMustExist(tx, actor.MerchantID, id); err != nil {
@@ -161,6 +198,35 @@ func validateCampaign(in *CreateCampaignInput) error {
 	}
 	if *in.RefundWindowMinutes < 0 {
 		return invalidf("refundWindowMinutes must not be negative")
+	}
+	if in.UsesPerCoupon == nil {
+		one := int64(1)
+		in.UsesPerCoupon = &one
+	}
+	if *in.UsesPerCoupon < 1 || *in.UsesPerCoupon > MaxUsesPerCoupon {
+		return invalidf("usesPerCoupon must be between 1 and %d", MaxUsesPerCoupon)
+	}
+	if in.PerCustomerDailyLimit != nil && *in.PerCustomerDailyLimit < 1 {
+		return invalidf("perCustomerDailyLimit must be at least 1 (omit it for no limit)")
+	}
+	if in.PerStoreDailyLimit != nil && *in.PerStoreDailyLimit < 1 {
+		return invalidf("perStoreDailyLimit must be at least 1 (omit it for no limit)")
+	}
+	if in.ValidDaysAfterIssue != nil && (*in.ValidDaysAfterIssue < 1 || *in.ValidDaysAfterIssue > 3660) {
+		return invalidf("validDaysAfterIssue must be between 1 and 3660 (omit it to use validTo)")
+	}
+	for i, d := range in.Weekdays {
+		if d < time.Sunday || d > time.Saturday || slices.Contains(in.Weekdays[:i], d) {
+			return invalidf("weekdays must name each day once")
+		}
+	}
+	if w := in.DailyWindow; w != nil {
+		switch {
+		case w.From < 0 || w.From >= 24*60 || w.To < 0 || w.To >= 24*60:
+			return invalidf("dailyWindow from and to must be times of day, HH:MM")
+		case w.From == w.To:
+			return invalidf("dailyWindow from and to must differ (omit dailyWindow for all day)")
+		}
 	}
 	return nil
 }
@@ -243,3 +309,25 @@ func (c *Campaigns) List(ctx context.Context, actor Actor, f CampaignFilter, p P
 	}
 	return paginate[models.Campaign](models.MerchantCampaigns(c.db.WithContext(ctx), actor.MerchantID, f.ActiveAt), "campaigns", p)
 }
+
+// ParseDailyWindow reads a daily window given as two HH:MM times of day;
+// a malformed time is BAD_USER_INPUT naming dailyWindow. (from == to is
+// refused by Create.)
+func ParseDailyWindow(from, to string) (*DailyWindow, error) {
+	parse := func(s string) (int64, bool) {
+		t, err := time.Parse("15:04", s)
+		if err != nil || len(s) != 5 {
+			return 0, false
+		}
+		return int64(t.Hour()*60 + t.Minute()), true
+	}
+	f, okF := parse(from)
+	t, okT := parse(to)
+	if !okF || !okT {
+		return nil, invalidf("dailyWindow from and to must be times of day, HH:MM (00:00 to 23:59)")
+	}
+	return &DailyWindow{From: f, To: t}, nil
+}
+
+// FormatTimeOfDay writes minutes after midnight as HH:MM.
+func FormatTimeOfDay(minutes int64) string { return fmt.Sprintf("%02d:%02d", minutes/60, minutes%60) }

@@ -35,7 +35,7 @@ var referenceChecks = []check{
 		kind: models.FindingSucceededFlowCouponNotRedeemed,
 		sql: `SELECT f.merchant_id, f.coupon_id, f.redeem_no, c.status AS a, c.redeem_no AS b
 FROM redemption_flows f JOIN coupons c ON c.id = f.coupon_id
-WHERE f.status = 'SUCCEEDED'
+WHERE f.status = 'SUCCEEDED' AND c.uses_total = 1
   AND NOT (c.status IN ('REDEEMED', 'REFUNDED') AND c.redeem_no IS NOT NULL AND c.redeem_no = f.redeem_no)`,
 		args: noArgs, subject: byRedeemNo,
 		details: func(r checkRow) string {
@@ -47,10 +47,28 @@ WHERE f.status = 'SUCCEEDED'
 		sql: `SELECT c.merchant_id, c.id AS coupon_id, c.status AS a, COALESCE(s.n, 0) AS n
 FROM coupons c LEFT JOIN (SELECT coupon_id, COUNT(*) AS n FROM redemption_flows WHERE status = 'SUCCEEDED' GROUP BY coupon_id) s
   ON s.coupon_id = c.id
-WHERE c.status IN ('REDEEMED', 'REFUNDED') AND COALESCE(s.n, 0) <> 1`,
+WHERE c.status IN ('REDEEMED', 'REFUNDED') AND c.uses_total = 1 AND COALESCE(s.n, 0) <> 1`,
 		args: noArgs, subject: byCoupon,
 		details: func(r checkRow) string {
 			return fmt.Sprintf("coupon is %s with %d succeeded redemptions, want 1", str(r.A), num(r.N))
+		},
+	},
+	{
+		kind: models.FindingRedeemedCouponFlowCount,
+		// A multi-use card's ledger: its SUCCEEDED flows are its confirmed
+		// uses, uses_total - uses_left (so at most uses_total, and successful
+		// uses - refunded uses <= uses_total with them); it is REDEEMED
+		// exactly when no use is left, and never REFUNDED (a refund kills
+		// one use, not the card).
+		sql: `SELECT c.merchant_id, c.id AS coupon_id, c.status AS a, COALESCE(s.n, 0) AS n, c.uses_total - c.uses_left AS m
+FROM coupons c
+LEFT JOIN (SELECT coupon_id, COUNT(*) AS n FROM redemption_flows WHERE status = 'SUCCEEDED' GROUP BY coupon_id) s
+  ON s.coupon_id = c.id
+WHERE c.uses_total > 1 AND (COALESCE(s.n, 0) <> c.uses_total - c.uses_left
+  OR (c.status = 'REDEEMED') <> (c.uses_left = 0) OR c.status = 'REFUNDED')`,
+		args: noArgs, subject: byCoupon,
+		details: func(r checkRow) string {
+			return fmt.Sprintf("card is %s with %d succeeded uses, want %d (uses total - uses left)", str(r.A), num(r.N), num(r.M))
 		},
 	},
 	{
@@ -128,7 +146,7 @@ WHERE f.id IS NULL OR f.status <> 'SUCCEEDED' OR f.coupon_id <> r.coupon_id OR f
 		kind: models.FindingRefundCount,
 		sql: `SELECT c.merchant_id, c.id AS coupon_id, c.status AS a, COALESCE(s.n, 0) AS n
 FROM coupons c LEFT JOIN (SELECT coupon_id, COUNT(*) AS n FROM refund_flows GROUP BY coupon_id) s ON s.coupon_id = c.id
-WHERE c.status = 'REFUNDED' AND COALESCE(s.n, 0) <> 1`,
+WHERE c.status = 'REFUNDED' AND c.uses_total = 1 AND COALESCE(s.n, 0) <> 1`,
 		args: noArgs, subject: byCoupon,
 		details: func(r checkRow) string {
 			return fmt.Sprintf("coupon is %s with %d refunds, want 1", str(r.A), num(r.N))
@@ -138,7 +156,7 @@ WHERE c.status = 'REFUNDED' AND COALESCE(s.n, 0) <> 1`,
 		kind: models.FindingRefundCount,
 		sql: `SELECT c.merchant_id, c.id AS coupon_id, c.status AS a, COUNT(*) AS n
 FROM refund_flows r JOIN coupons c ON c.id = r.coupon_id
-WHERE c.status <> 'REFUNDED'
+WHERE c.status <> 'REFUNDED' AND c.uses_total = 1
 GROUP BY c.merchant_id, c.id, c.status`,
 		args: noArgs, subject: byCoupon,
 		details: func(r checkRow) string {

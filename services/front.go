@@ -228,8 +228,8 @@ func (f *redisFront) replay(ctx context.Context, req *request, v string) (taken,
 
 // finish publishes the first request's answer under its key: a final flow
 // for replays, anything else (PROCESSING, an error) as "ask the database".
-// A success also marks the coupon taken for good: on the two-transaction
-// path the take itself saw it only REDEEMING. The client may be gone; the
+// A success that confirmed a coupon's last use also marks it taken for good:
+// on the two-transaction path the take itself saw it only REDEEMING. The client may be gone; the
 // answer is published all the same.
 func (f *redisFront) finish(ctx context.Context, req *request, key string, flow *models.RedemptionFlow, err error) {
 	ctx = context.WithoutCancel(ctx)
@@ -241,8 +241,8 @@ func (f *redisFront) finish(ctx context.Context, req *request, key string, flow 
 	if err := f.cache.Set(ctx, key, v, ttl); err != nil {
 		f.failed(ctx, "publish answer", err, false)
 	}
-	if err == nil && flow != nil && flow.Status == models.FlowSucceeded {
-		f.mark(ctx, req, models.CouponRedeemed)
+	if err == nil && flow != nil && flow.Status == models.FlowSucceeded && models.TakenForGood(flow.CouponAfter) {
+		f.mark(ctx, req, flow.CouponAfter)
 	}
 }
 

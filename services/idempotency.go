@@ -38,6 +38,9 @@ func (s *Redemptions) admit(actor Actor, op models.Operation, in RedeemInput) (*
 	if err := checkOrderAmount(in.OrderAmount); err != nil {
 		return nil, err
 	}
+	if err := checkText("customerRef", in.CustomerRef, 64, false); err != nil {
+		return nil, err
+	}
 	if err := actor.requireStore(in.StoreID); err != nil {
 		return nil, err
 	}
@@ -51,7 +54,7 @@ func (s *Redemptions) admit(actor Actor, op models.Operation, in RedeemInput) (*
 	if in.CustomerRef != "" {
 		// Only when given, so the fingerprints of requests without one stay
 		// what they were.
-		params = append(params, in.CustomerRef)
+		params = append(params, "customer="+in.CustomerRef)
 	}
 	return &request{actor: actor, op: op, in: in, code: key.code, key: key, fp: fingerprint(params...)}, nil
 }

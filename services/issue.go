@@ -77,7 +77,7 @@ func (c *Campaigns) IssueCoupons(ctx context.Context, actor Actor, in IssueInput
 	}
 	now := c.now()
 	batch := &models.CouponBatch{MerchantID: actor.MerchantID, CampaignID: camp.ID, ValidFrom: camp.ValidFrom,
-		ValidTo: camp.ValidTo, Now: now, Refs: refs, PerRef: total, Fill: c.fillCodes}
+		ValidTo: couponValidTo(camp, now), Now: now, Refs: refs, PerRef: total, Uses: camp.UsesPerCoupon, Fill: c.fillCodes}
 	if batch.Fill == nil {
 		batch.Fill = fillCouponCodes
 	}
@@ -223,10 +223,23 @@ func (c *Campaigns) reissue(tx *gorm.DB, oldID int64, now time.Time) (*models.Co
 		return nil, err
 	}
 	nc := []models.Coupon{{MerchantID: old.MerchantID, CampaignID: old.CampaignID, Status: models.CouponUnused,
-		ValidFrom: camp.ValidFrom, ValidTo: camp.ValidTo, CustomerRef: old.CustomerRef, ReissuedFrom: &old.ID,
+		ValidFrom: camp.ValidFrom, ValidTo: couponValidTo(camp, now), CustomerRef: old.CustomerRef, ReissuedFrom: &old.ID,
 		CreatedAt: now, UpdatedAt: now}}
 	if err := models.InsertCoupons(tx, nc, NewCouponCode); err != nil {
 		return nil, err
 	}
 	return &nc[0], nil
+}
+
+// couponValidTo is the end of validity of a coupon of camp issued at now:
+// validDaysAfterIssue days (of 24 hours) after, never past the campaign's
+// end.
+func couponValidTo(camp *models.Campaign, now time.Time) time.Time {
+	if camp.ValidDaysAfterIssue <= 0 {
+		return camp.ValidTo
+	}
+	if end := now.UTC().Add(time.Duration(camp.ValidDaysAfterIssue) * 24 * time.Hour); end.Before(camp.ValidTo) {
+		return end
+	}
+	return camp.ValidTo
 }

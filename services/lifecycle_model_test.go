@@ -345,7 +345,7 @@ var actionGen = rapid.Custom(func(t *rapid.T) action {
 
 var planGen = rapid.Custom(func(t *rapid.T) plan {
 	return plan{
-		Coupons: rapid.SliceOfN(rapid.IntRange(0, 1), 2, 4).Draw(t, "coupons"),
+		Coupons: rapid.SliceOfN(rapid.IntRange(0, len(modelCampaigns)-1), 2, 4).Draw(t, "coupons"),
 		Actions: rapid.SliceOfN(actionGen, 8, 40).Draw(t, "actions"),
 	}
 })
@@ -379,6 +379,9 @@ type mCoupon struct {
 	holder       string
 	transitions  []mTransition
 	reissuedFrom int64
+	// usesTotal and usesLeft count the uses of a multi-use card (1 and 1 or
+	// 0 for a single-use coupon).
+	usesTotal, usesLeft int64
 }
 
 type mFlow struct {
@@ -399,6 +402,10 @@ type mFlow struct {
 	// first is the first answer seen with the flow final (flowString);
 	// every later answer must equal it.
 	first string
+	// useNo is the use of its coupon the flow took; 0 when rejected.
+	useNo int64
+	// refunded: a refund of the flow succeeded.
+	refunded bool
 }
 
 type mOrder struct {
@@ -432,12 +439,23 @@ type model struct {
 	refunds  []*mRefund
 	byRefund map[string]*mRefund
 	sent     []sentRefund
-	reissued [2]int64
+	reissued [len(modelCampaigns)]int64
 }
 
 func (c *mCoupon) move(to models.CouponStatus, holder, flowNo, actor string) {
 	c.transitions = append(c.transitions, mTransition{from: c.status, to: to, flowNo: flowNo, actor: actor})
 	c.status, c.holder = to, holder
+}
+
+// confirmUse confirms the use flowNo holds: the card is REDEEMED after its
+// last use, and UNUSED, free again, while uses are left.
+func (c *mCoupon) confirmUse(flowNo, actor string) {
+	c.usesLeft--
+	if c.usesLeft == 0 {
+		c.move(models.CouponRedeemed, flowNo, flowNo, actor)
+	} else {
+		c.move(models.CouponUnused, "", flowNo, actor)
+	}
 }
 
 // campaignRules are the two campaigns' rules as the model knows them.
@@ -446,12 +464,16 @@ type campaignRules struct {
 	onlyStoreA   bool
 	refundWindow time.Duration
 	discount     func(amount int64) int64
+	// uses is the uses per coupon: more than 1 for a multi-use card.
+	uses int64
 }
 
-var modelCampaigns = [2]campaignRules{
-	{minSpend: 3000, refundWindow: 10 * time.Minute, discount: func(a int64) int64 { return min(1000, a) }},
+var modelCampaigns = [3]campaignRules{
+	{minSpend: 3000, refundWindow: 10 * time.Minute, discount: func(a int64) int64 { return min(1000, a) }, uses: 1},
 	{minSpend: 1000, onlyStoreA: true, refundWindow: services.DefaultRefundWindowMinutes * time.Minute,
-		discount: func(a int64) int64 { return min(a*20/100, 1500) }},
+		discount: func(a int64) int64 { return min(a*20/100, 1500) }, uses: 1},
+	// A two-use card (次卡): each use is its own redemption.
+	{minSpend: 3000, refundWindow: 10 * time.Minute, discount: func(a int64) int64 { return min(500, a) }, uses: 2},
 }
 
 // ---- one iteration ----
@@ -471,7 +493,7 @@ type scene struct {
 	ctx       context.Context
 	merchant  *models.Merchant
 	stores    [2]int64
-	campaigns [2]*models.Campaign
+	campaigns [len(modelCampaigns)]*models.Campaign
 	admin     services.Actor
 	clerk     services.Actor
 	unknown   string
@@ -565,11 +587,14 @@ func (s *scene) setUp(coupons []int) {
 	}
 	now := s.w.clock.Now()
 	window := int64(modelCampaigns[0].refundWindow / time.Minute)
-	ins := [2]services.CreateCampaignInput{
+	cardUses := modelCampaigns[2].uses
+	ins := [len(modelCampaigns)]services.CreateCampaignInput{
 		{Name: "Ten off", Type: models.CampaignCash, Value: 1000, MinSpend: modelCampaigns[0].minSpend,
 			TotalQuantity: 100, RefundWindowMinutes: &window},
 		{Name: "20% off at A", Type: models.CampaignDiscount, Value: 20, MaxDiscount: 1500,
 			MinSpend: modelCampaigns[1].minSpend, StoreIDs: []int64{s.stores[0]}, TotalQuantity: 100},
+		{Name: "Two washes", Type: models.CampaignCash, Value: 500, MinSpend: modelCampaigns[2].minSpend,
+			TotalQuantity: 100, RefundWindowMinutes: &window, UsesPerCoupon: &cardUses},
 	}
 	for i, in := range ins {
 		in.ValidFrom, in.ValidTo = now.Add(-time.Hour), now.Add(30*24*time.Hour)
@@ -589,12 +614,13 @@ func (s *scene) setUp(coupons []int) {
 		s.must(err, "issue coupon")
 		c, err := svc.Coupons.ByCode(ctx, s.admin, res.Codes[0])
 		s.must(err, "find issued coupon")
-		s.addCoupon(c.ID, c.Code, k, 0)
+		s.addCoupon(c.ID, c.Code, k, 0, modelCampaigns[k].uses)
 	}
 }
 
-func (s *scene) addCoupon(id int64, code string, campaign int, reissuedFrom int64) {
-	c := &mCoupon{id: id, code: code, campaign: campaign, status: models.CouponUnused, reissuedFrom: reissuedFrom}
+func (s *scene) addCoupon(id int64, code string, campaign int, reissuedFrom, uses int64) {
+	c := &mCoupon{id: id, code: code, campaign: campaign, status: models.CouponUnused, reissuedFrom: reissuedFrom,
+		usesTotal: uses, usesLeft: uses}
 	s.m.coupons = append(s.m.coupons, c)
 	s.m.byID[id] = c
 }
@@ -773,6 +799,7 @@ func (s *scene) send(op models.Operation, in services.RedeemInput, fl fault) {
 	}
 	actor := s.clerk.Label()
 	if want.status != models.FlowRejected {
+		want.useNo = c.usesTotal - c.usesLeft + 1
 		c.move(models.CouponRedeeming, want.redeemNo, want.redeemNo, actor)
 	}
 	switch want.status {
@@ -781,7 +808,7 @@ func (s *scene) send(op models.Operation, in services.RedeemInput, fl fault) {
 			s.fatal(string(op)+": succeeded without a builtin order reference", "%s: %v", what, got.OrderRef)
 		}
 		want.orderRef = *got.OrderRef
-		c.move(models.CouponRedeemed, want.redeemNo, want.redeemNo, actor)
+		c.confirmUse(want.redeemNo, actor)
 		s.m.orders[want.redeemNo] = &mOrder{status: models.OrderCreated, couponID: c.id}
 	case models.FlowReleased:
 		c.move(models.CouponUnused, "", want.redeemNo, actor)
@@ -826,6 +853,7 @@ type flowView struct {
 	Discount        int64
 	Hold, Finished  int64
 	Version         int64
+	UseNo           int64
 }
 
 func micros(t time.Time) int64 {
@@ -852,7 +880,8 @@ func strPtr(p *string) string {
 func (f *mFlow) view() flowView {
 	v := flowView{RedeemNo: f.redeemNo, Op: f.op, RequestID: f.in.RequestID, CouponID: f.coupon.id, StoreID: f.in.StoreID,
 		Operator: f.operator, Status: f.status, Reject: f.reject, Release: f.release, OrderRef: f.orderRef,
-		OrderAmount: f.in.OrderAmount, Discount: f.discount, Hold: micros(f.hold), Finished: micros(f.finished)}
+		OrderAmount: f.in.OrderAmount, Discount: f.discount, Hold: micros(f.hold), Finished: micros(f.finished),
+		UseNo: f.useNo}
 	// Every move of a flow out of PROCESSING adds one to its version; a
 	// rejection is born final.
 	if f.status == models.FlowSucceeded || f.status == models.FlowReleased {
@@ -869,7 +898,7 @@ func viewOf(f *models.RedemptionFlow) flowView {
 	return flowView{RedeemNo: f.RedeemNo, Op: f.Operation, RequestID: f.RequestID, CouponID: f.CouponID, StoreID: f.StoreID,
 		Operator: op, Status: f.Status, Reject: strPtr(f.RejectReason), Release: strPtr(f.ReleaseReason),
 		OrderRef: strPtr(f.OrderRef), OrderAmount: f.OrderAmount, Discount: f.DiscountAmount,
-		Hold: microsPtr(f.HoldUntil), Finished: microsPtr(f.FinishedAt), Version: f.Version}
+		Hold: microsPtr(f.HoldUntil), Finished: microsPtr(f.FinishedAt), Version: f.Version, UseNo: f.UseNo}
 }
 
 // flowString prints every field of f, times in UTC to the microsecond and
@@ -950,7 +979,7 @@ func (s *scene) confirm(a action) {
 	}
 	if settle {
 		f.status, f.orderRef, f.finished = models.FlowSucceeded, in.OrderRef, s.w.clock.Now()
-		f.coupon.move(models.CouponRedeemed, f.redeemNo, f.redeemNo, s.clerk.Label())
+		f.coupon.confirmUse(f.redeemNo, s.clerk.Label())
 	}
 	s.answer(what, f, got)
 }
@@ -1012,7 +1041,9 @@ func (s *scene) refund(r sentRefund) {
 	case r.clerk && now.After(f.finished.Add(modelCampaigns[f.coupon.campaign].refundWindow)):
 		// Administrators refund at any time; clerks inside the window.
 		wantErr = "REFUND_WINDOW_CLOSED"
-	case f.coupon.status != models.CouponRedeemed || f.coupon.holder != f.redeemNo:
+	case f.refunded:
+		wantErr = "INVALID_STATE" // refunded already: a refunded use is dead for good
+	case f.coupon.usesTotal == 1 && (f.coupon.status != models.CouponRedeemed || f.coupon.holder != f.redeemNo):
 		wantErr = "INVALID_STATE" // refunded already: REFUNDED is terminal
 	}
 	got, err := s.w.svc.Redemptions.Refund(s.ctx, actor, in)
@@ -1039,7 +1070,11 @@ func (s *scene) refund(r sentRefund) {
 			what, got, f.redeemNo)
 	}
 	rf := &mRefund{in: in, flow: f, refundNo: got.RefundNo, operator: operator, answer: refundString(*got)}
-	f.coupon.move(models.CouponRefunded, f.redeemNo, got.RefundNo, actor.Label())
+	f.refunded = true
+	if f.coupon.usesTotal == 1 {
+		f.coupon.move(models.CouponRefunded, f.redeemNo, got.RefundNo, actor.Label())
+	}
+	// A card keeps its status and its other uses: only the one use is dead.
 	if f.op == models.OpRedeem {
 		// The builtin adapter cancels the one-shot redemption's order; a
 		// reservation's order is the client's.
@@ -1059,7 +1094,8 @@ func (s *scene) refund(r sentRefund) {
 		if cs[0].Code == f.coupon.code {
 			s.fatal("refund: reissued coupon has the refunded code", "%s", what)
 		}
-		s.addCoupon(rf.reissued, cs[0].Code, f.coupon.campaign, f.coupon.id)
+		// The replacement gives back the one use refunded.
+		s.addCoupon(rf.reissued, cs[0].Code, f.coupon.campaign, f.coupon.id, 1)
 		s.m.reissued[f.coupon.campaign]++
 	}
 	s.m.refunds = append(s.m.refunds, rf)
@@ -1108,7 +1144,7 @@ func (s *scene) compensate() {
 			// The order reference is the builtin order's, which checkState
 			// learns from the orders table.
 			f.status = models.FlowSucceeded
-			f.coupon.move(models.CouponRedeemed, f.redeemNo, f.redeemNo, system)
+			f.coupon.confirmUse(f.redeemNo, system)
 			continue
 		}
 		f.status, f.release = models.FlowReleased, services.ReleaseHoldTimeout
@@ -1150,6 +1186,10 @@ func (s *scene) checkState(after string) {
 			fail("coupons", "coupon %d is %s v%d held by %q (reissued from %d); model: %s v%d held by %q (reissued from %d)",
 				c.ID, c.Status, c.Version, strPtr(c.RedeemNo), reissuedFrom,
 				mc.status, len(mc.transitions), mc.holder, mc.reissuedFrom)
+		}
+		if c.UsesTotal != mc.usesTotal || c.UsesLeft != mc.usesLeft {
+			fail("coupons", "coupon %d has %d of %d uses left; model: %d of %d", c.ID, c.UsesLeft, c.UsesTotal,
+				mc.usesLeft, mc.usesTotal)
 		}
 	}
 
@@ -1331,5 +1371,22 @@ var modelRegressions = []struct {
 		retryA(1),
 		ofKind(refundA(0, 0, true, true)), // the one succeeded redemption
 		redeemA(2, 0, 0, 4, faultNone),    // its replacement
+	}}},
+	// A two-use card: UNUSED between its uses, REDEEMED after the second;
+	// a refunded use is dead for good and its replacement gives it back.
+	{"two-use card", plan{Coupons: []int{2, 0}, Actions: []action{
+		redeemA(0, 0, 0, 4, faultNone),    // flow 0: use 1, card UNUSED again
+		retryA(0),                         // replays, no second use
+		reserveA(0, 1, 1, 4),              // flow 1: use 2 held
+		redeemA(0, 2, 0, 4, faultNone),    // flow 2: the card is held, COUPON_NOT_AVAILABLE
+		cancelA(1),                        // use 2 given back
+		reserveA(0, 3, 1, 4),              // flow 3: use 2 held again
+		confirmA(3, 0),                    // the last use: REDEEMED
+		redeemA(0, 4, 0, 4, faultNone),    // flow 4: no use left, COUPON_NOT_AVAILABLE
+		refundA(0, 0, true, true),         // use 1 refunded with reissue (coupon 2); the card stays REDEEMED
+		refundA(0, 1, false, false),       // refunded already: INVALID_STATE
+		refundA(3, 2, false, false),       // use 2 refunded, no reissue
+		redeemA(2, 5, 0, 4, faultNone),    // flow 5: the replacement's one use
+		redeemA(0, 6, 0, 4, faultUnknown), // flow 6: still nothing left on the card
 	}}},
 }

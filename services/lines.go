@@ -228,9 +228,9 @@ func (l *couponLines) close(line *couponLine) {
 }
 
 // newsOf is what a take that answered t learned for the requests behind it:
-// its final flow, and whether the coupon is taken for good. A SUCCEEDED flow
-// of this code means its coupon was REDEEMED, and a coupon leaves REDEEMED
-// only for REFUNDED.
+// its final flow, and whether the coupon is taken for good, as the take saw
+// it. A SUCCEEDED flow alone does not say so: a multi-use card with uses left
+// is UNUSED again after it.
 func newsOf(t taken) lineNews {
 	var news lineNews
 	if t.err != nil || t.flow == nil {
@@ -240,10 +240,7 @@ func newsOf(t taken) lineNews {
 	case models.FlowSucceeded, models.FlowRejected, models.FlowReleased:
 		news.answer = t.flow
 	}
-	switch {
-	case t.flow.Status == models.FlowSucceeded:
-		news.taken = &takenCoupon{id: t.flow.CouponID, status: models.CouponRedeemed}
-	case t.seen.ID != 0 && models.TakenForGood(t.seen.Status):
+	if t.seen.ID != 0 && models.TakenForGood(t.seen.Status) {
 		news.taken = &takenCoupon{id: t.seen.ID, status: t.seen.Status}
 	}
 	return news

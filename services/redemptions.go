@@ -52,6 +52,8 @@ type Redemptions struct {
 	hooks hooks
 	// tracer makes the spans of the entry points (Options.TracerProvider).
 	tracer trace.Tracer
+	// days tells merchant-local days, for the daily limits.
+	days *merchantDays
 }
 
 // adapter is the fulfillment adapter and the deadline of one call to it.
@@ -80,7 +82,7 @@ func newRedemptions(db *gorm.DB, o Options, campaigns *Campaigns) *Redemptions {
 	s := &Redemptions{db: db, now: o.Now, holdTimeout: o.HoldTimeout, campaigns: campaigns,
 		adapter: adapter{Fulfiller: o.Fulfiller, timeout: o.FulfilTimeout}, limits: newRateLimits(o.Limits, o.Now),
 		gate: newGate(db), hooks: hooks{log: o.Logger, observe: o.OnRedemption, crash: o.CrashPoint},
-		tracer: o.TracerProvider.Tracer("coupond/services")}
+		tracer: o.TracerProvider.Tracer("coupond/services"), days: &merchantDays{db: db}}
 	// On SQLite, whose one writer runs transactions one at a time anyway,
 	// concurrent takes share a transaction and its commit (groupCommit).
 	var group *groupCommit
@@ -91,7 +93,7 @@ func newRedemptions(db *gorm.DB, o Options, campaigns *Campaigns) *Redemptions {
 	switch f := o.Fulfiller.(type) {
 	case orderTable:
 		if models.RedeemOnceSupported(db) {
-			s.oneShot = statementTake{s: s}
+			s.oneShot = statementTake{s: s, counting: txTake{s: s, complete: f}}
 		} else {
 			s.oneShot = txTake{s: s, complete: f, group: group}
 		}
@@ -116,8 +118,11 @@ type RedeemInput struct {
 	StoreID     int64
 	RequestID   string
 	OrderAmount int64
-	// CustomerRef names the customer the request is for; required from APP
-	// tokens, whose rate limits count it.
+	// CustomerRef, optional (required from APP tokens, whose rate limits
+	// count it), is the customer redeeming: a coupon issued to another
+	// customer is rejected (CUSTOMER_MISMATCH), and the use counts against
+	// the campaign's per-customer limits. A coupon issued to a customer
+	// counts for that customer when it is "".
 	CustomerRef string
 }
 
@@ -139,7 +144,7 @@ func (s *Redemptions) Redeem(ctx context.Context, actor Actor, in RedeemInput) (
 	if answered {
 		return dup.flow, dup.err
 	}
-	defer func() { done(flow, err) }()
+	defer func() { done(flow, err); asAnswer(flow) }()
 	t := s.front.take(ctx, req, s.oneShot)
 	switch {
 	case t.err != nil || !t.fresh:
@@ -211,7 +216,7 @@ func (s *Redemptions) Reserve(ctx context.Context, actor Actor, in RedeemInput) 
 	if answered {
 		return dup.flow, dup.err
 	}
-	defer func() { done(flow, err) }()
+	defer func() { done(flow, err); asAnswer(flow) }()
 	t := s.front.take(ctx, req, s.reserve)
 	return t.flow, t.err
 }
@@ -250,7 +255,7 @@ func (s *Redemptions) Confirm(ctx context.Context, actor Actor, in ConfirmInput)
 		}
 	}
 	if flow.Status == models.FlowSucceeded && flow.OrderRef != nil && *flow.OrderRef == in.OrderRef {
-		return flow, nil
+		return asAnswer(flow), nil
 	}
 	return nil, fmt.Errorf("confirm %s (%s): %w", in.RedeemNo, flow.Status, ErrInvalidState)
 }
@@ -281,9 +286,19 @@ func (s *Redemptions) Cancel(ctx context.Context, actor Actor, in CancelInput) (
 		}
 	}
 	if flow.Status == models.FlowReleased {
-		return flow, nil
+		return asAnswer(flow), nil
 	}
 	return nil, fmt.Errorf("cancel %s (%s): %w", in.RedeemNo, flow.Status, ErrInvalidState)
+}
+
+// asAnswer is flow as a client gets it: without what only this process
+// knows of it (CouponAfter), so a first answer and its replays, read back
+// from the ledger, are the same.
+func asAnswer(flow *models.RedemptionFlow) *models.RedemptionFlow {
+	if flow != nil {
+		flow.CouponAfter = ""
+	}
+	return flow
 }
 
 // actionableFlow loads a redemption the actor may act on (confirm, cancel,

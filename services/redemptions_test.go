@@ -3,6 +3,7 @@ package services_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -662,6 +663,56 @@ func TestQuote(t *testing.T) {
 		}
 		if c := w.coupon(codes[0]); c.Status != models.CouponUnused || c.Version != 0 {
 			t.Fatalf("a quote moved the coupon: %s v%d", c.Status, c.Version)
+		}
+	})
+}
+
+// A quote names every rule the coupon fails, not only the first, and says
+// when it is usable next when only time stands in the way.
+func TestQuoteReasons(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		w := newWorld(t, db)
+		ctx := context.Background()
+		codes := w.issue(w.campaign, 2)
+		_, err := w.redeem(codes[1], "used", 5000)
+		must(t, err)
+		onlyB := w.newCampaign(services.CreateCampaignInput{Name: "only B", Type: models.CampaignCash, Value: 500,
+			MinSpend: 3000, TotalQuantity: 1, StoreIDs: []int64{w.storeB.ID}})
+		bCode := w.issue(onlyB, 1)[0]
+		start := w.clock.Now().Add(2 * time.Hour)
+		later := w.newCampaign(services.CreateCampaignInput{Name: "later", Type: models.CampaignCash, Value: 500,
+			MinSpend: 3000, TotalQuantity: 1, ValidFrom: start})
+		laterCode := w.issue(later, 1)[0]
+		tests := []struct {
+			name     string
+			code     string
+			amount   int64
+			want     []string
+			wantNext *time.Time
+		}{
+			{"eligible", codes[0], 5000, nil, nil},
+			{"used and below minimum spend", codes[1], 2000,
+				[]string{services.RejectNotAvailable, services.RejectMinSpendNotMet}, nil},
+			{"below minimum spend at another store's campaign", bCode, 2000,
+				[]string{services.RejectMinSpendNotMet, services.RejectStoreNotEligible}, nil},
+			{"not yet valid only", laterCode, 5000, []string{services.RejectNotYetValid}, &start},
+			{"not yet valid and below minimum spend", laterCode, 100,
+				[]string{services.RejectNotYetValid, services.RejectMinSpendNotMet}, nil},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				q, err := w.svc.Redemptions.Quote(ctx, w.clerkA, services.QuoteInput{Code: tt.code, StoreID: w.storeA.ID, OrderAmount: tt.amount})
+				must(t, err)
+				if !slices.Equal(q.Reasons, tt.want) {
+					t.Fatalf("reasons %v, want %v", q.Reasons, tt.want)
+				}
+				if len(tt.want) > 0 && q.RejectReason != tt.want[0] {
+					t.Fatalf("rejectReason %q, want the first of %v", q.RejectReason, tt.want)
+				}
+				if (q.UsableNextAt == nil) != (tt.wantNext == nil) || (q.UsableNextAt != nil && !q.UsableNextAt.Equal(*tt.wantNext)) {
+					t.Fatalf("usableNextAt %v, want %v", q.UsableNextAt, tt.wantNext)
+				}
+			})
 		}
 	})
 }

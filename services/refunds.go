@@ -18,12 +18,14 @@ type RefundInput struct {
 	RequestID string
 	Reason    string
 	// Reissue issues a replacement coupon of the same campaign, linked to the
-	// refunded one, whose code stays dead.
+	// refunded one, whose code stays dead; it gives one use, the one refunded,
+	// also when the refunded use was one of a multi-use card's.
 	Reissue bool
 }
 
 // Refund moves a REDEEMED coupon to REFUNDED, a terminal state, and records a
-// refund flow; the fulfillment adapter is then told to cancel the order. Clerks
+// refund flow (of a multi-use card, only the one use is refunded, for good:
+// the card keeps its status and its other uses); the fulfillment adapter is then told to cancel the order. Clerks
 // may refund at their stores inside the campaign's refund window, administrators
 // at any time. A repeated request id returns the first refund; a redemption that
 // is not SUCCEEDED or already refunded is INVALID_STATE.
@@ -55,17 +57,31 @@ func (s *Redemptions) Refund(ctx context.Context, actor Actor, in RefundInput) (
 		now.After(flow.FinishedAt.Add(time.Duration(campaign.RefundWindowMinutes)*time.Minute)) {
 		return nil, ErrRefundWindowClosed
 	}
+	coupon, err := models.CouponByID(db, flow.CouponID)
+	if err != nil {
+		return nil, fmt.Errorf("refund %s: %w", in.RedeemNo, err)
+	}
 	refund := &models.RefundFlow{MerchantID: actor.MerchantID, RefundNo: newFlowNo("RF", now), RequestID: in.RequestID,
 		Fingerprint: fp, RedemptionID: flow.ID, RedeemNo: flow.RedeemNo, CouponID: flow.CouponID, StoreID: flow.StoreID,
 		OperatorID: actor.operatorID(), Status: models.FlowSucceeded, Reason: in.Reason, Amount: flow.DiscountAmount,
 		Reissue: in.Reissue, CreatedAt: now, FinishedAt: &now}
 	err = db.Transaction(func(tx *gorm.DB) error {
-		version, ok, err := models.MoveCoupon(tx, flow.CouponID, flow.RedeemNo, models.CouponRedeemed, models.CouponRefunded, now)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return ErrInvalidState
+		// A single-use coupon moves REDEEMED -> REFUNDED, its code dead. A
+		// multi-use card's refunded use is dead for good the same way, but its
+		// other uses are the customer's: the card stays as it is, and the
+		// refund row (one per redemption, by its unique index) records the use.
+		var transitions []models.CouponTransition
+		if coupon.UsesTotal == 1 {
+			version, ok, err := models.MoveCoupon(tx, flow.CouponID, flow.RedeemNo, models.CouponRedeemed, models.CouponRefunded, now)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return ErrInvalidState
+			}
+			refunded := flow.Transition(models.CouponRedeemed, models.CouponRefunded, version, actor.Label(), now)
+			refunded.FlowNo = refund.RefundNo
+			transitions = append(transitions, refunded)
 		}
 		if in.Reissue {
 			replacement, err := s.campaigns.reissue(tx, flow.CouponID, now)
@@ -77,9 +93,11 @@ func (s *Redemptions) Refund(ctx context.Context, actor Actor, in RefundInput) (
 		if err := models.InsertRefund(tx, refund); err != nil {
 			return err
 		}
-		refunded := flow.Transition(models.CouponRedeemed, models.CouponRefunded, version, actor.Label(), now)
-		refunded.FlowNo = refund.RefundNo
-		if err := models.RecordTransitions(tx, refunded); err != nil {
+		// A refunded use gives its allowance back to the limits it counted against.
+		if err := s.returnAllowances(tx, flow); err != nil {
+			return err
+		}
+		if err := models.RecordTransitions(tx, transitions...); err != nil {
 			return err
 		}
 		if err := models.InsertRefundEvents(tx, actor.MerchantID, refund.RefundNo, in.Reissue, now); err != nil {

@@ -10,8 +10,9 @@ import (
 	"coupond/models"
 )
 
-// settle confirms a PROCESSING flow with its order: flow SUCCEEDED and coupon
-// REDEEMED in one transaction. won is false when someone else (compensation or a
+// settle confirms a PROCESSING flow with its order: flow SUCCEEDED and its
+// use of the coupon confirmed (REDEEMED, or UNUSED when a multi-use card has
+// uses left: models.ConfirmUse) in one transaction. won is false when someone else (compensation or a
 // concurrent confirm or cancel) finished the flow first; the flow returned is
 // then the stored final one.
 // seen, when not 0, is the coupon version the caller decided on (see
@@ -37,6 +38,7 @@ var errLostRace = errors.New("flow already finished")
 func (s *Redemptions) finish(ctx context.Context, actor Actor, flow *models.RedemptionFlow, out models.FlowOutcome, to models.CouponStatus, seen int64) (*models.RedemptionFlow, bool, error) {
 	out.Now = s.now()
 	db := s.db.WithContext(ctx)
+	var couponAfter models.CouponStatus
 	err := s.gate.run(ctx, func() error {
 		return db.Transaction(func(tx *gorm.DB) error {
 			ok, err := models.FinishFlow(tx, flow.ID, out)
@@ -46,7 +48,14 @@ func (s *Redemptions) finish(ctx context.Context, actor Actor, flow *models.Rede
 			if !ok {
 				return errLostRace
 			}
-			version, ok, err := models.MoveCouponAt(tx, flow.CouponID, flow.RedeemNo, models.CouponRedeeming, to, seen, out.Now)
+			var version int64
+			after := to
+			if to == models.CouponRedeemed {
+				version, after, ok, err = models.ConfirmUse(tx, flow.CouponID, flow.RedeemNo, seen, out.Now)
+			} else {
+				version, ok, err = models.MoveCouponAt(tx, flow.CouponID, flow.RedeemNo, models.CouponRedeeming, to, seen, out.Now)
+			}
+			couponAfter = after
 			if err != nil {
 				return err
 			}
@@ -55,7 +64,13 @@ func (s *Redemptions) finish(ctx context.Context, actor Actor, flow *models.Rede
 				// by it; anything else is a broken invariant, never papered over.
 				return fmt.Errorf("coupon %d is not held by processing flow %s", flow.CouponID, flow.RedeemNo)
 			}
-			if err := models.RecordTransitions(tx, flow.Transition(models.CouponRedeeming, to, version, actor.Label(), out.Now)); err != nil {
+			if to == models.CouponUnused {
+				// A use given back no longer counts against the limits.
+				if err := s.returnAllowances(tx, flow); err != nil {
+					return err
+				}
+			}
+			if err := models.RecordTransitions(tx, flow.Transition(models.CouponRedeeming, after, version, actor.Label(), out.Now)); err != nil {
 				return err
 			}
 			event := models.EventRedemptionSucceeded
@@ -78,6 +93,7 @@ func (s *Redemptions) finish(ctx context.Context, actor Actor, flow *models.Rede
 		final.OrderRef = out.OrderRef
 	}
 	final.ReleaseReason = out.ReleaseReason
+	final.CouponAfter = couponAfter
 	return &final, true, nil
 }
 

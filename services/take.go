@@ -51,13 +51,17 @@ type txTake struct {
 	group *groupCommit
 }
 
-// inTx runs fn in a transaction of its own behind the gate, or, with a group
-// commit, in the batch's.
+// inTx runs fn behind the gate in a transaction of its own or, with a group
+// commit, in the batch's (the gate still admits requests in arrival order,
+// as many at once as the pool has connections, so a batch holds at most that
+// many).
 func (t txTake) inTx(ctx context.Context, db *gorm.DB, fn func(tx *gorm.DB) error) error {
-	if t.group != nil {
-		return t.group.run(ctx, fn)
-	}
-	return t.s.gate.run(ctx, func() error { return db.Transaction(fn) })
+	return t.s.gate.run(ctx, func() error {
+		if t.group != nil {
+			return t.group.run(ctx, fn)
+		}
+		return db.Transaction(fn)
+	})
 }
 
 func (t txTake) take(ctx context.Context, req *request) taken {
@@ -65,13 +69,18 @@ func (t txTake) take(ctx context.Context, req *request) taken {
 	db := s.db.WithContext(ctx)
 	flow := s.newFlow(req)
 	now := flow.CreatedAt
+	local, err := s.days.local(ctx, req.actor.MerchantID, now)
+	if err != nil {
+		return taken{err: fmt.Errorf("reserve coupon: %w", err)}
+	}
 	var seen models.Coupon
-	err := t.inTx(ctx, db, func(tx *gorm.DB) error {
+	err = t.inTx(ctx, db, func(tx *gorm.DB) error {
 		if err := checkStore(tx, req); err != nil {
 			return err
 		}
 		got, ok, err := models.ReserveCoupon(tx, models.ReserveArgs{MerchantID: req.actor.MerchantID, Code: req.code,
-			RedeemNo: flow.RedeemNo, StoreID: req.in.StoreID, OrderAmount: req.in.OrderAmount, Now: now})
+			RedeemNo: flow.RedeemNo, StoreID: req.in.StoreID, OrderAmount: req.in.OrderAmount,
+			CustomerRef: req.in.CustomerRef, Clock: models.ClockOf(local), Now: now})
 		if err != nil {
 			return err
 		}
@@ -84,39 +93,83 @@ func (t txTake) take(ctx context.Context, req *request) taken {
 				return err
 			}
 			seen = *c
-			return s.reject(tx, flow, c, now)
+			return s.reject(tx, flow, c, req.in.CustomerRef, local)
 		}
 		campaign, err := s.campaigns.cached(tx, got.CampaignID)
 		if err != nil {
 			return err
 		}
 		hold := now.Add(s.holdTimeout)
-		flow.CouponID, flow.Status, flow.HoldUntil = got.ID, models.FlowProcessing, &hold
+		flow.CouponID, flow.Status, flow.HoldUntil, flow.UseNo = got.ID, models.FlowProcessing, &hold, got.UseNo
+		if customer := customerOf(got.CustomerRef, req.in.CustomerRef); customer != "" {
+			flow.CustomerRef = &customer
+		}
+		// The limits count in the transaction that takes the coupon: a
+		// limit reached rolls the take back, and the rejection is
+		// recorded afterwards.
+		if reason, err := takeAllowances(tx, campaign, flow, deref(flow.CustomerRef), dayOf(local)); err != nil || reason != "" {
+			if err == nil {
+				err = &limitReached{reason: reason}
+			}
+			return err
+		}
 		flow.DiscountAmount = campaign.Discount(req.in.OrderAmount)
 		reserved := flow.Transition(models.CouponUnused, models.CouponRedeeming, got.Version, req.actor.Label(), now)
 		if t.complete == nil {
 			seen = models.Coupon{ID: got.ID, Status: models.CouponRedeeming}
 			return models.InsertFlow(tx, flow, reserved)
 		}
-		seen = models.Coupon{ID: got.ID, Status: models.CouponRedeemed}
-		return completeInTx(tx, t.complete, flow, reserved, req.actor, now)
+		if err := completeInTx(tx, t.complete, flow, reserved, req.actor, now); err != nil {
+			return err
+		}
+		seen = models.Coupon{ID: got.ID, Status: flow.CouponAfter}
+		return nil
 	})
+	var limit *limitReached
+	if errors.As(err, &limit) {
+		var rejected *models.RedemptionFlow
+		if rejected, err = s.rejectOverLimit(ctx, req, limit.reason, now); err == nil {
+			return taken{flow: rejected, fresh: true}
+		}
+	}
 	if err != nil {
 		return s.answerTake(db, req, err)
 	}
 	return taken{flow: flow, fresh: true, seen: seen}
 }
 
+// rejectOverLimit records the REJECTED flow of req, whose take a limit
+// rolled back, in a transaction of its own: the coupon (unchanged, read
+// again) and the reason. A concurrent copy of the request that committed
+// first makes the insert fail on the unique index, and answerTake replays it.
+func (s *Redemptions) rejectOverLimit(ctx context.Context, req *request, reason string, now time.Time) (*models.RedemptionFlow, error) {
+	db := s.db.WithContext(ctx)
+	flow := s.newFlow(req)
+	return flow, s.gate.run(ctx, func() error {
+		c, err := models.CouponByCode(db, req.actor.MerchantID, req.code)
+		if err != nil {
+			return err
+		}
+		flow.CreatedAt, flow.UpdatedAt = now, now
+		flow.CouponID, flow.Status, flow.RejectReason, flow.FinishedAt = c.ID, models.FlowRejected, &reason, &now
+		if customer := customerOf(c.CustomerRef, req.in.CustomerRef); customer != "" {
+			flow.CustomerRef = &customer
+		}
+		return models.InsertFlow(db, flow)
+	})
+}
+
 // completeInTx completes a one-shot redemption inside its reserve
-// transaction: the order is created, the coupon moves on to REDEEMED and the
-// flow is written SUCCEEDED, all in one commit. Both edges are recorded, so
+// transaction: the order is created, the use is confirmed (the coupon moves
+// on to REDEEMED, or back to UNUSED when a multi-use card has uses left) and
+// the flow is written SUCCEEDED, all in one commit. Both edges are recorded, so
 // the history is the same as on the two-transaction path.
 func completeInTx(tx *gorm.DB, f TxFulfiller, flow *models.RedemptionFlow, reserved models.CouponTransition, actor Actor, now time.Time) error {
 	ref, err := f.FulfilTx(tx, fulfilRequest(flow), now)
 	if err != nil {
 		return err
 	}
-	version, ok, err := models.MoveCoupon(tx, flow.CouponID, flow.RedeemNo, models.CouponRedeeming, models.CouponRedeemed, now)
+	version, after, ok, err := models.ConfirmUse(tx, flow.CouponID, flow.RedeemNo, 0, now)
 	if err != nil {
 		return err
 	}
@@ -124,8 +177,9 @@ func completeInTx(tx *gorm.DB, f TxFulfiller, flow *models.RedemptionFlow, reser
 		return fmt.Errorf("coupon %d is not held by %s inside its own transaction", flow.CouponID, flow.RedeemNo)
 	}
 	flow.Status, flow.OrderRef, flow.FinishedAt, flow.Version = models.FlowSucceeded, &ref, &now, 1
+	flow.CouponAfter = after
 	if err := models.InsertFlow(tx, flow, reserved,
-		flow.Transition(models.CouponRedeeming, models.CouponRedeemed, version, actor.Label(), now)); err != nil {
+		flow.Transition(models.CouponRedeeming, after, version, actor.Label(), now)); err != nil {
 		return err
 	}
 	return models.InsertRedemptionEvent(tx, models.EventRedemptionSucceeded, flow.MerchantID, flow.ID, now)
@@ -137,27 +191,39 @@ func completeInTx(tx *gorm.DB, f TxFulfiller, flow *models.RedemptionFlow, reser
 // take the coupon, one read tells a repeated request id (answered with its
 // flow, nothing written) from a rejection, which is recorded with one insert.
 // No explicit transaction is needed: each write is one statement.
-type statementTake struct{ s *Redemptions }
+type statementTake struct {
+	s *Redemptions
+	// counting takes the coupons whose use counts against a limit, which
+	// the statement leaves alone (see models.RedeemOnce): in a transaction
+	// with the order inside.
+	counting taker
+}
 
 func (t statementTake) take(ctx context.Context, req *request) taken {
 	s := t.s
 	db := s.db.WithContext(ctx)
 	flow := s.newFlow(req)
 	now := flow.CreatedAt
+	local, err := s.days.local(ctx, req.actor.MerchantID, now)
+	if err != nil {
+		return taken{err: fmt.Errorf("reserve coupon: %w", err)}
+	}
 	var seen models.Coupon
-	err := s.gate.run(ctx, func() error {
+	counts := false
+	err = s.gate.run(ctx, func() error {
 		if err := checkStore(db, req); err != nil {
 			return err
 		}
 		hold := now.Add(s.holdTimeout)
 		flow.HoldUntil = &hold
 		ok, err := models.RedeemOnce(db, models.ReserveArgs{MerchantID: req.actor.MerchantID, Code: req.code,
-			RedeemNo: flow.RedeemNo, StoreID: req.in.StoreID, OrderAmount: req.in.OrderAmount, Now: now}, flow, req.actor.Label())
+			RedeemNo: flow.RedeemNo, StoreID: req.in.StoreID, OrderAmount: req.in.OrderAmount,
+			CustomerRef: req.in.CustomerRef, Clock: models.ClockOf(local), Now: now}, flow, req.actor.Label())
 		if err != nil {
 			return err
 		}
 		if ok {
-			seen = models.Coupon{ID: flow.CouponID, Status: models.CouponRedeemed}
+			seen = models.Coupon{ID: flow.CouponID, Status: flow.CouponAfter}
 			return nil
 		}
 		flow.HoldUntil = nil
@@ -170,9 +236,20 @@ func (t statementTake) take(ctx context.Context, req *request) taken {
 		case known:
 			return errKnownRequest
 		}
+		campaign, err := s.campaigns.cached(db, c.CampaignID)
+		if err != nil {
+			return err
+		}
+		if campaign.CountsAllowances(customerOf(c.CustomerRef, req.in.CustomerRef)) {
+			counts = true
+			return nil
+		}
 		seen = *c
-		return s.reject(db, flow, c, now)
+		return s.reject(db, flow, c, req.in.CustomerRef, local)
 	})
+	if counts {
+		return t.counting.take(ctx, req)
+	}
 	if err != nil {
 		return s.answerTake(db, req, err)
 	}
@@ -180,13 +257,18 @@ func (t statementTake) take(ctx context.Context, req *request) taken {
 }
 
 // reject records a REJECTED flow for coupon c, which the take's conditional
-// update did not take, with the first rule that keeps it from being taken.
-func (s *Redemptions) reject(db *gorm.DB, flow *models.RedemptionFlow, c *models.Coupon, now time.Time) error {
+// update did not take, with the first rule that keeps it from being taken
+// for customer ("" for none) at now, on the merchant's clock.
+func (s *Redemptions) reject(db *gorm.DB, flow *models.RedemptionFlow, c *models.Coupon, customer string, now time.Time) error {
 	campaign, err := s.campaigns.current(db, c.CampaignID)
 	if err != nil {
 		return err
 	}
-	reason, err := diagnose(db, campaign, c, flow.StoreID, flow.OrderAmount, now)
+	if who := customerOf(c.CustomerRef, customer); who != "" {
+		flow.CustomerRef = &who
+	}
+	reason, err := diagnose(db, campaign, c, flow.StoreID, flow.OrderAmount, customer, now)
+	finished := now.UTC()
 	if err != nil {
 		return err
 	}
@@ -195,7 +277,7 @@ func (s *Redemptions) reject(db *gorm.DB, flow *models.RedemptionFlow, c *models
 		// between the two statements, which for this request means it was taken.
 		reason = RejectNotAvailable
 	}
-	flow.CouponID, flow.Status, flow.RejectReason, flow.FinishedAt = c.ID, models.FlowRejected, &reason, &now
+	flow.CouponID, flow.Status, flow.RejectReason, flow.FinishedAt = c.ID, models.FlowRejected, &reason, &finished
 	return models.InsertFlow(db, flow)
 }
 

@@ -164,20 +164,25 @@ const OwnSQLName = "own SQL: coupond's one-statement redemption"
 // code of a campaign (each client walks its own share of the codes, so no
 // two redemptions race for one),
 // the bench store, a 5,000 order, the server's hold deadline. The operator is
-// NULL (a clerk token of the bench names no operator).
+// NULL (a clerk token of the bench names no operator), no customer, and the
+// clock is the database's (the bench campaign has no time rules).
 var ownSQLParams = map[string]string{
-	"redeemNo":    "'RD' || :run || '-' || :client_id || '-' || :i || '-' || :r",
-	"now":         "now()",
-	"merchantId":  ":mid",
-	"code":        "(SELECT code FROM bench_own_codes WHERE n = :n)",
-	"orderAmount": "5000",
-	"storeId":     ":sid",
-	"requestId":   "'own-' || :run || '-' || :client_id || '-' || :i",
-	"fingerprint": "'" + strings.Repeat("f", 64) + "'",
-	"operatorId":  "NULL",
-	"holdUntil":   "now() + interval '2 minutes'",
-	"actor":       "'bench'",
-	"eventId":     "'evt_own_' || :run || '_' || :client_id || '_' || :i",
+	"redeemNo":     "'RD' || :run || '-' || :client_id || '-' || :i || '-' || :r",
+	"now":          "now()",
+	"merchantId":   ":mid",
+	"code":         "(SELECT code FROM bench_own_codes WHERE n = :n)",
+	"orderAmount":  "5000",
+	"storeId":      ":sid",
+	"requestId":    "'own-' || :run || '-' || :client_id || '-' || :i",
+	"fingerprint":  "'" + strings.Repeat("f", 64) + "'",
+	"operatorId":   "NULL",
+	"holdUntil":    "now() + interval '2 minutes'",
+	"actor":        "'bench'",
+	"customerRef":  "''",
+	"clockDay":     "(1 << (extract(isodow FROM now())::int - 1))",
+	"clockPrevDay": "(1 << ((extract(isodow FROM now())::int + 5) % 7))",
+	"clockMinute":  "(extract(hour FROM now())::int * 60 + extract(minute FROM now())::int)",
+	"eventId":      "'evt_own_' || :run || '_' || :client_id || '_' || :i",
 }
 
 var placeholderRe = regexp.MustCompile(`\$(\d+)`)

@@ -97,24 +97,30 @@ type ComplexityRoot struct {
 	}
 
 	Campaign struct {
-		CodeSource          func(childComplexity int) int
-		CreatedAt           func(childComplexity int) int
-		ID                  func(childComplexity int) int
-		Issued              func(childComplexity int) int
-		MaxDiscount         func(childComplexity int) int
-		MinSpend            func(childComplexity int) int
-		Name                func(childComplexity int) int
-		PerCustomerLimit    func(childComplexity int) int
-		RefundWindowMinutes func(childComplexity int) int
-		Reissued            func(childComplexity int) int
-		State               func(childComplexity int) int
-		Stores              func(childComplexity int) int
-		TotalQuantity       func(childComplexity int) int
-		Type                func(childComplexity int) int
-		ValidFrom           func(childComplexity int) int
-		ValidTo             func(childComplexity int) int
-		Value               func(childComplexity int) int
-		Version             func(childComplexity int) int
+		CodeSource            func(childComplexity int) int
+		CreatedAt             func(childComplexity int) int
+		DailyWindow           func(childComplexity int) int
+		ID                    func(childComplexity int) int
+		Issued                func(childComplexity int) int
+		MaxDiscount           func(childComplexity int) int
+		MinSpend              func(childComplexity int) int
+		Name                  func(childComplexity int) int
+		PerCustomerDailyLimit func(childComplexity int) int
+		PerCustomerLimit      func(childComplexity int) int
+		PerStoreDailyLimit    func(childComplexity int) int
+		RefundWindowMinutes   func(childComplexity int) int
+		Reissued              func(childComplexity int) int
+		State                 func(childComplexity int) int
+		Stores                func(childComplexity int) int
+		TotalQuantity         func(childComplexity int) int
+		Type                  func(childComplexity int) int
+		UsesPerCoupon         func(childComplexity int) int
+		ValidDaysAfterIssue   func(childComplexity int) int
+		ValidFrom             func(childComplexity int) int
+		ValidTo               func(childComplexity int) int
+		Value                 func(childComplexity int) int
+		Version               func(childComplexity int) int
+		Weekdays              func(childComplexity int) int
 	}
 
 	CampaignConnection struct {
@@ -128,18 +134,21 @@ type ComplexityRoot struct {
 	}
 
 	Coupon struct {
-		Campaign    func(childComplexity int) int
-		Code        func(childComplexity int) int
-		CreatedAt   func(childComplexity int) int
-		CustomerRef func(childComplexity int) int
-		ID          func(childComplexity int) int
-		Redemptions func(childComplexity int) int
-		Refunds     func(childComplexity int) int
-		Status      func(childComplexity int) int
-		Transitions func(childComplexity int) int
-		ValidFrom   func(childComplexity int) int
-		ValidTo     func(childComplexity int) int
-		Version     func(childComplexity int) int
+		Campaign     func(childComplexity int) int
+		Code         func(childComplexity int) int
+		CreatedAt    func(childComplexity int) int
+		CustomerRef  func(childComplexity int) int
+		ID           func(childComplexity int) int
+		Redemptions  func(childComplexity int) int
+		Refunds      func(childComplexity int) int
+		Status       func(childComplexity int) int
+		Transitions  func(childComplexity int) int
+		UsableNextAt func(childComplexity int) int
+		UsesLeft     func(childComplexity int) int
+		UsesTotal    func(childComplexity int) int
+		ValidFrom    func(childComplexity int) int
+		ValidTo      func(childComplexity int) int
+		Version      func(childComplexity int) int
 	}
 
 	CouponConnection struct {
@@ -170,6 +179,11 @@ type ComplexityRoot struct {
 	CreateWebhookEndpointPayload struct {
 		Endpoint func(childComplexity int) int
 		Secret   func(childComplexity int) int
+	}
+
+	DailyWindow struct {
+		From func(childComplexity int) int
+		To   func(childComplexity int) int
 	}
 
 	Event struct {
@@ -365,6 +379,7 @@ type ComplexityRoot struct {
 	Redemption struct {
 		Coupon         func(childComplexity int) int
 		CreatedAt      func(childComplexity int) int
+		CustomerRef    func(childComplexity int) int
 		DiscountAmount func(childComplexity int) int
 		FinishedAt     func(childComplexity int) int
 		HoldUntil      func(childComplexity int) int
@@ -379,6 +394,7 @@ type ComplexityRoot struct {
 		RequestID      func(childComplexity int) int
 		Status         func(childComplexity int) int
 		Store          func(childComplexity int) int
+		UseNo          func(childComplexity int) int
 	}
 
 	RedemptionConnection struct {
@@ -396,7 +412,9 @@ type ComplexityRoot struct {
 		DiscountAmount func(childComplexity int) int
 		Eligible       func(childComplexity int) int
 		PayAmount      func(childComplexity int) int
+		Reasons        func(childComplexity int) int
 		RejectReason   func(childComplexity int) int
+		UsableNextAt   func(childComplexity int) int
 	}
 
 	Refund struct {
@@ -531,10 +549,14 @@ type ApiTokenResolver interface {
 }
 type CampaignResolver interface {
 	Stores(ctx context.Context, obj *models.Campaign) ([]*models.Store, error)
+
+	Weekdays(ctx context.Context, obj *models.Campaign) ([]model.Weekday, error)
+	DailyWindow(ctx context.Context, obj *models.Campaign) (*model.DailyWindow, error)
 }
 type CouponResolver interface {
 	Campaign(ctx context.Context, obj *models.Coupon) (*models.Campaign, error)
 
+	UsableNextAt(ctx context.Context, obj *models.Coupon) (*time.Time, error)
 	Redemptions(ctx context.Context, obj *models.Coupon) ([]*models.RedemptionFlow, error)
 	Refunds(ctx context.Context, obj *models.Coupon) ([]*models.RefundFlow, error)
 	Transitions(ctx context.Context, obj *models.Coupon) ([]*models.CouponTransition, error)
@@ -618,6 +640,7 @@ type RedemptionResolver interface {
 }
 type RedemptionQuoteResolver interface {
 	RejectReason(ctx context.Context, obj *services.Quote) (*model.RejectReason, error)
+	Reasons(ctx context.Context, obj *services.Quote) ([]model.RejectReason, error)
 }
 type RefundResolver interface {
 	Redemption(ctx context.Context, obj *models.RefundFlow) (*models.RedemptionFlow, error)
@@ -832,6 +855,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Campaign.CreatedAt(childComplexity), true
+	case "Campaign.dailyWindow":
+		if e.ComplexityRoot.Campaign.DailyWindow == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.DailyWindow(childComplexity), true
 	case "Campaign.id":
 		if e.ComplexityRoot.Campaign.ID == nil {
 			break
@@ -862,12 +891,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Campaign.Name(childComplexity), true
+	case "Campaign.perCustomerDailyLimit":
+		if e.ComplexityRoot.Campaign.PerCustomerDailyLimit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.PerCustomerDailyLimit(childComplexity), true
 	case "Campaign.perCustomerLimit":
 		if e.ComplexityRoot.Campaign.PerCustomerLimit == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Campaign.PerCustomerLimit(childComplexity), true
+	case "Campaign.perStoreDailyLimit":
+		if e.ComplexityRoot.Campaign.PerStoreDailyLimit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.PerStoreDailyLimit(childComplexity), true
 	case "Campaign.refundWindowMinutes":
 		if e.ComplexityRoot.Campaign.RefundWindowMinutes == nil {
 			break
@@ -904,6 +945,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Campaign.Type(childComplexity), true
+	case "Campaign.usesPerCoupon":
+		if e.ComplexityRoot.Campaign.UsesPerCoupon == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.UsesPerCoupon(childComplexity), true
+	case "Campaign.validDaysAfterIssue":
+		if e.ComplexityRoot.Campaign.ValidDaysAfterIssue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.ValidDaysAfterIssue(childComplexity), true
 	case "Campaign.validFrom":
 		if e.ComplexityRoot.Campaign.ValidFrom == nil {
 			break
@@ -928,6 +981,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Campaign.Version(childComplexity), true
+	case "Campaign.weekdays":
+		if e.ComplexityRoot.Campaign.Weekdays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.Weekdays(childComplexity), true
 
 	case "CampaignConnection.edges":
 		if e.ComplexityRoot.CampaignConnection.Edges == nil {
@@ -1009,6 +1068,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Coupon.Transitions(childComplexity), true
+	case "Coupon.usableNextAt":
+		if e.ComplexityRoot.Coupon.UsableNextAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.UsableNextAt(childComplexity), true
+	case "Coupon.usesLeft":
+		if e.ComplexityRoot.Coupon.UsesLeft == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.UsesLeft(childComplexity), true
+	case "Coupon.usesTotal":
+		if e.ComplexityRoot.Coupon.UsesTotal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.UsesTotal(childComplexity), true
 	case "Coupon.validFrom":
 		if e.ComplexityRoot.Coupon.ValidFrom == nil {
 			break
@@ -1122,6 +1199,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CreateWebhookEndpointPayload.Secret(childComplexity), true
+
+	case "DailyWindow.from":
+		if e.ComplexityRoot.DailyWindow.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DailyWindow.From(childComplexity), true
+	case "DailyWindow.to":
+		if e.ComplexityRoot.DailyWindow.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DailyWindow.To(childComplexity), true
 
 	case "Event.createdAt":
 		if e.ComplexityRoot.Event.CreatedAt == nil {
@@ -2102,6 +2192,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Redemption.CreatedAt(childComplexity), true
+	case "Redemption.customerRef":
+		if e.ComplexityRoot.Redemption.CustomerRef == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Redemption.CustomerRef(childComplexity), true
 	case "Redemption.discountAmount":
 		if e.ComplexityRoot.Redemption.DiscountAmount == nil {
 			break
@@ -2186,6 +2282,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Redemption.Store(childComplexity), true
+	case "Redemption.useNo":
+		if e.ComplexityRoot.Redemption.UseNo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Redemption.UseNo(childComplexity), true
 
 	case "RedemptionConnection.edges":
 		if e.ComplexityRoot.RedemptionConnection.Edges == nil {
@@ -2237,12 +2339,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RedemptionQuote.PayAmount(childComplexity), true
+	case "RedemptionQuote.reasons":
+		if e.ComplexityRoot.RedemptionQuote.Reasons == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedemptionQuote.Reasons(childComplexity), true
 	case "RedemptionQuote.rejectReason":
 		if e.ComplexityRoot.RedemptionQuote.RejectReason == nil {
 			break
 		}
 
 		return e.ComplexityRoot.RedemptionQuote.RejectReason(childComplexity), true
+	case "RedemptionQuote.usableNextAt":
+		if e.ComplexityRoot.RedemptionQuote.UsableNextAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedemptionQuote.UsableNextAt(childComplexity), true
 
 	case "Refund.amount":
 		if e.ComplexityRoot.Refund.Amount == nil {
@@ -2757,6 +2871,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("CreateStoreInput", ec.unmarshalInputCreateStoreInput),
 			graphql.NewInputUnmarshaler("CreateTokenInput", ec.unmarshalInputCreateTokenInput),
 			graphql.NewInputUnmarshaler("CreateWebhookEndpointInput", ec.unmarshalInputCreateWebhookEndpointInput),
+			graphql.NewInputUnmarshaler("DailyWindowInput", ec.unmarshalInputDailyWindowInput),
 			graphql.NewInputUnmarshaler("DeleteWebhookEndpointInput", ec.unmarshalInputDeleteWebhookEndpointInput),
 			graphql.NewInputUnmarshaler("EventFilter", ec.unmarshalInputEventFilter),
 			graphql.NewInputUnmarshaler("FindingFilter", ec.unmarshalInputFindingFilter),
@@ -2954,6 +3069,18 @@ type Campaign {
   perCustomerLimit: Int!
   "Minutes after redemption during which a clerk may refund; 0 means clerks may not."
   refundWindowMinutes: Int!
+  "Uses each coupon gives: 1, or up to 100 for multi-use cards (次卡)."
+  usesPerCoupon: Int!
+  "Most successful uses per customer per day (merchant time zone); 0 means no limit."
+  perCustomerDailyLimit: Int!
+  "Most successful uses per store per day (merchant time zone); 0 means no limit."
+  perStoreDailyLimit: Int!
+  "Days (of 24 hours) each coupon is valid from its issue, never past validTo; 0 means until validTo."
+  validDaysAfterIssue: Int!
+  "The local weekdays the coupons can be used on; empty means every day."
+  weekdays: [Weekday!]!
+  "The local time of day the coupons can be used in; null means all day."
+  dailyWindow: DailyWindow
   "Whether it issues and its coupons are taken."
   state: CampaignState!
   "Where the campaign's codes come from: GENERATED by issueCoupons, or IMPORTED by importCoupons."
@@ -3010,12 +3137,51 @@ input CreateCampaignInput {
   totalQuantity: Int!
   "Minutes after redemption during which a clerk may refund; omitted means 1440, 0 means clerks may not."
   refundWindowMinutes: Int
-  "Most coupons one customer reference may be issued; omitted or 0 means no limit."
+  "Most coupons one customer reference may be issued, and most successful uses one customer may make of the campaign's coupons at redemption (a use counts for the coupon's customer, or the request's customerRef for an anonymous coupon; a refunded use gives its allowance back); omitted or 0 means no limit."
   perCustomerLimit: Int
   "Where its codes come from; omitted means GENERATED. An IMPORTED campaign takes the merchant's own codes through importCoupons, and issueCoupons refuses it."
   codeSource: CodeSource
   "Optional idempotency key: a repeat with the same parameters returns the first result and changes nothing; other parameters under it are IDEMPOTENCY_KEY_REUSED."
   requestId: String
+  "Uses each coupon gives, 1-100; omitted means 1. More than 1 makes multi-use cards (次卡): each use is its own redemption, and the card is REDEEMED after its last."
+  usesPerCoupon: Int
+  "Most successful uses per customer per day (merchant time zone), at least 1; omitted means no limit. Over it is REJECTED with CUSTOMER_LIMIT_REACHED."
+  perCustomerDailyLimit: Int
+  "Most successful uses per store per day (merchant time zone), at least 1; omitted means no limit. Over it is REJECTED with STORE_DAILY_LIMIT_REACHED."
+  perStoreDailyLimit: Int
+  "Each coupon is valid for this many days (of 24 hours) from its issue, never past validTo; at least 1, omitted means until validTo."
+  validDaysAfterIssue: Int
+  "The merchant-local weekdays the coupons can be used on; omitted or empty means every day. Another day is REJECTED with NOT_VALID_TODAY."
+  weekdays: [Weekday!]
+  "The merchant-local time of day the coupons can be used in; omitted means all day. Outside it is REJECTED with OUTSIDE_HOURS."
+  dailyWindow: DailyWindowInput
+}
+
+"A day of the week."
+enum Weekday {
+  MONDAY
+  TUESDAY
+  WEDNESDAY
+  THURSDAY
+  FRIDAY
+  SATURDAY
+  SUNDAY
+}
+
+"A time of day, in the merchant's time zone: from (inclusive) to (exclusive), each HH:MM. from after to crosses midnight (22:00 to 02:00), and the part after midnight belongs to the day the window starts on. from == to is BAD_USER_INPUT."
+input DailyWindowInput {
+  "Start, HH:MM."
+  from: String!
+  "End (exclusive), HH:MM."
+  to: String!
+}
+
+"A campaign's time of day, in the merchant's time zone."
+type DailyWindow {
+  "Start, HH:MM."
+  from: String!
+  "End (exclusive), HH:MM; before from when the window crosses midnight."
+  to: String!
 }
 
 "Coupons to issue."
@@ -3167,6 +3333,12 @@ type Coupon {
   validTo: Time!
   "The customer the coupon was issued to, if any."
   customerRef: String
+  "Uses the coupon gives: 1, or its campaign's usesPerCoupon for a multi-use card (次卡)."
+  usesTotal: Int!
+  "Uses not yet confirmed: a use held by a redemption in progress still counts until it is confirmed. A card is REDEEMED when none is left; a refunded use is not given back (a reissue gives a new coupon instead)."
+  usesLeft: Int!
+  "When the coupon can be used next as far as time goes (its validity, the campaign's weekdays and daily window, in the merchant's time zone), when it is UNUSED and time alone keeps it from being used now; null otherwise."
+  usableNextAt: Time
   "Every redemption attempt of the coupon, oldest first."
   redemptions: [Redemption!]!
   "Refunds of the coupon's redemptions."
@@ -3652,6 +3824,16 @@ enum RejectReason {
   MIN_SPEND_NOT_MET
   "The campaign is paused; the coupon is untouched and works again when it resumes."
   CAMPAIGN_PAUSED
+  "The coupon was issued to another customer than the request's customerRef."
+  CUSTOMER_MISMATCH
+  "The customer has used the campaign's perCustomerLimit, or today's perCustomerDailyLimit."
+  CUSTOMER_LIMIT_REACHED
+  "The store has used today's perStoreDailyLimit of the campaign."
+  STORE_DAILY_LIMIT_REACHED
+  "Today (merchant time zone) is not one of the campaign's weekdays."
+  NOT_VALID_TODAY
+  "Now is outside the campaign's daily window (merchant time zone)."
+  OUTSIDE_HOURS
 }
 
 "One redemption attempt: the ledger row finance reconciles against."
@@ -3672,6 +3854,10 @@ type Redemption {
   coupon: Coupon!
   "The store."
   store: Store!
+  "The customer the use counts for: the coupon's own when it was issued to one, else the request's customerRef."
+  customerRef: String
+  "Which use of its coupon this redemption took, 1 to the coupon's usesTotal; 0 when REJECTED."
+  useNo: Int!
   "The order amount in fen."
   orderAmount: Int!
   "What the coupon takes off, in fen."
@@ -3718,7 +3904,7 @@ input RedeemCouponInput {
   requestId: String!
   "The order amount in fen."
   orderAmount: Int!
-  "The customer the request is for (at most 64 characters); required from APP tokens."
+  "Optional (required from APP tokens): the customer redeeming (at most 64 characters). A coupon issued to another customer is REJECTED with CUSTOMER_MISMATCH; the use counts against the campaign's per-customer limits."
   customerRef: String
 }
 
@@ -3788,8 +3974,12 @@ type RedemptionQuote {
   coupon: Coupon!
   "Whether a redemption now would succeed (unless someone else takes the coupon first)."
   eligible: Boolean!
-  "Why a redemption now would be rejected, when not eligible."
+  "Why a redemption now would be rejected, when not eligible: the first of reasons, the one a redemption would record."
   rejectReason: RejectReason
+  "Every rule the coupon fails now, not only the first; empty when eligible."
+  reasons: [RejectReason!]!
+  "When the coupon can be used next, when only time rules fail (COUPON_NOT_YET_VALID, NOT_VALID_TODAY, OUTSIDE_HOURS): the first minute in the next eight days the weekday and time-of-day rules allow inside the coupon's validity; null otherwise."
+  usableNextAt: Time
   "What the coupon would take off, in fen; 0 when not eligible."
   discountAmount: Int!
   "What the customer would pay, in fen."
@@ -4376,6 +4566,18 @@ func (ec *executionContext) childFields_Campaign(ctx context.Context, field grap
 		return ec.fieldContext_Campaign_perCustomerLimit(ctx, field)
 	case "refundWindowMinutes":
 		return ec.fieldContext_Campaign_refundWindowMinutes(ctx, field)
+	case "usesPerCoupon":
+		return ec.fieldContext_Campaign_usesPerCoupon(ctx, field)
+	case "perCustomerDailyLimit":
+		return ec.fieldContext_Campaign_perCustomerDailyLimit(ctx, field)
+	case "perStoreDailyLimit":
+		return ec.fieldContext_Campaign_perStoreDailyLimit(ctx, field)
+	case "validDaysAfterIssue":
+		return ec.fieldContext_Campaign_validDaysAfterIssue(ctx, field)
+	case "weekdays":
+		return ec.fieldContext_Campaign_weekdays(ctx, field)
+	case "dailyWindow":
+		return ec.fieldContext_Campaign_dailyWindow(ctx, field)
 	case "state":
 		return ec.fieldContext_Campaign_state(ctx, field)
 	case "codeSource":
@@ -4426,6 +4628,12 @@ func (ec *executionContext) childFields_Coupon(ctx context.Context, field graphq
 		return ec.fieldContext_Coupon_validTo(ctx, field)
 	case "customerRef":
 		return ec.fieldContext_Coupon_customerRef(ctx, field)
+	case "usesTotal":
+		return ec.fieldContext_Coupon_usesTotal(ctx, field)
+	case "usesLeft":
+		return ec.fieldContext_Coupon_usesLeft(ctx, field)
+	case "usableNextAt":
+		return ec.fieldContext_Coupon_usableNextAt(ctx, field)
 	case "redemptions":
 		return ec.fieldContext_Coupon_redemptions(ctx, field)
 	case "refunds":
@@ -4496,6 +4704,16 @@ func (ec *executionContext) childFields_CreateWebhookEndpointPayload(ctx context
 		return ec.fieldContext_CreateWebhookEndpointPayload_secret(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CreateWebhookEndpointPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_DailyWindow(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "from":
+		return ec.fieldContext_DailyWindow_from(ctx, field)
+	case "to":
+		return ec.fieldContext_DailyWindow_to(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DailyWindow", field.Name)
 }
 
 func (ec *executionContext) childFields_Event(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4794,6 +5012,10 @@ func (ec *executionContext) childFields_Redemption(ctx context.Context, field gr
 		return ec.fieldContext_Redemption_coupon(ctx, field)
 	case "store":
 		return ec.fieldContext_Redemption_store(ctx, field)
+	case "customerRef":
+		return ec.fieldContext_Redemption_customerRef(ctx, field)
+	case "useNo":
+		return ec.fieldContext_Redemption_useNo(ctx, field)
 	case "orderAmount":
 		return ec.fieldContext_Redemption_orderAmount(ctx, field)
 	case "discountAmount":
@@ -4842,6 +5064,10 @@ func (ec *executionContext) childFields_RedemptionQuote(ctx context.Context, fie
 		return ec.fieldContext_RedemptionQuote_eligible(ctx, field)
 	case "rejectReason":
 		return ec.fieldContext_RedemptionQuote_rejectReason(ctx, field)
+	case "reasons":
+		return ec.fieldContext_RedemptionQuote_reasons(ctx, field)
+	case "usableNextAt":
+		return ec.fieldContext_RedemptionQuote_usableNextAt(ctx, field)
 	case "discountAmount":
 		return ec.fieldContext_RedemptionQuote_discountAmount(ctx, field)
 	case "payAmount":
@@ -7004,6 +7230,153 @@ func (ec *executionContext) fieldContext_Campaign_refundWindowMinutes(_ context.
 	return graphql.NewScalarFieldContext("Campaign", field, false, false, "Int")
 }
 
+func (ec *executionContext) _Campaign_usesPerCoupon(ctx context.Context, field graphql.CollectedField, obj *models.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_usesPerCoupon(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UsesPerCoupon, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_usesPerCoupon(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Campaign_perCustomerDailyLimit(ctx context.Context, field graphql.CollectedField, obj *models.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_perCustomerDailyLimit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PerCustomerDailyLimit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_perCustomerDailyLimit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Campaign_perStoreDailyLimit(ctx context.Context, field graphql.CollectedField, obj *models.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_perStoreDailyLimit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PerStoreDailyLimit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_perStoreDailyLimit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Campaign_validDaysAfterIssue(ctx context.Context, field graphql.CollectedField, obj *models.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_validDaysAfterIssue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ValidDaysAfterIssue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_validDaysAfterIssue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Campaign_weekdays(ctx context.Context, field graphql.CollectedField, obj *models.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_weekdays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Campaign().Weekdays(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Weekday) graphql.Marshaler {
+			return ec.marshalNWeekday2ᚕcoupondᚋgraphᚋmodelᚐWeekdayᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_weekdays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, true, true, "Weekday")
+}
+
+func (ec *executionContext) _Campaign_dailyWindow(ctx context.Context, field graphql.CollectedField, obj *models.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_dailyWindow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Campaign().DailyWindow(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DailyWindow) graphql.Marshaler {
+			return ec.marshalODailyWindow2ᚖcoupondᚋgraphᚋmodelᚐDailyWindow(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_dailyWindow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Campaign",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DailyWindow(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Campaign_state(ctx context.Context, field graphql.CollectedField, obj *models.Campaign) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7406,6 +7779,75 @@ func (ec *executionContext) _Coupon_customerRef(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_Coupon_customerRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Coupon", field, false, false, "String")
+}
+
+func (ec *executionContext) _Coupon_usesTotal(ctx context.Context, field graphql.CollectedField, obj *models.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_usesTotal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UsesTotal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_usesTotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Coupon_usesLeft(ctx context.Context, field graphql.CollectedField, obj *models.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_usesLeft(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UsesLeft, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_usesLeft(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Coupon_usableNextAt(ctx context.Context, field graphql.CollectedField, obj *models.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_usableNextAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Coupon().UsableNextAt(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_usableNextAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, true, true, "Time")
 }
 
 func (ec *executionContext) _Coupon_redemptions(ctx context.Context, field graphql.CollectedField, obj *models.Coupon) (ret graphql.Marshaler) {
@@ -7924,6 +8366,52 @@ func (ec *executionContext) _CreateWebhookEndpointPayload_secret(ctx context.Con
 }
 func (ec *executionContext) fieldContext_CreateWebhookEndpointPayload_secret(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CreateWebhookEndpointPayload", field, false, false, "String")
+}
+
+func (ec *executionContext) _DailyWindow_from(ctx context.Context, field graphql.CollectedField, obj *model.DailyWindow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DailyWindow_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DailyWindow_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DailyWindow", field, false, false, "String")
+}
+
+func (ec *executionContext) _DailyWindow_to(ctx context.Context, field graphql.CollectedField, obj *model.DailyWindow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DailyWindow_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DailyWindow_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DailyWindow", field, false, false, "String")
 }
 
 func (ec *executionContext) _Event_id(ctx context.Context, field graphql.CollectedField, obj *models.OutboxEvent) (ret graphql.Marshaler) {
@@ -12076,6 +12564,52 @@ func (ec *executionContext) fieldContext_Redemption_store(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Redemption_customerRef(ctx context.Context, field graphql.CollectedField, obj *models.RedemptionFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Redemption_customerRef(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CustomerRef, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Redemption_customerRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Redemption", field, false, false, "String")
+}
+
+func (ec *executionContext) _Redemption_useNo(ctx context.Context, field graphql.CollectedField, obj *models.RedemptionFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Redemption_useNo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UseNo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Redemption_useNo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Redemption", field, false, false, "Int")
+}
+
 func (ec *executionContext) _Redemption_orderAmount(ctx context.Context, field graphql.CollectedField, obj *models.RedemptionFlow) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12473,6 +13007,52 @@ func (ec *executionContext) _RedemptionQuote_rejectReason(ctx context.Context, f
 }
 func (ec *executionContext) fieldContext_RedemptionQuote_rejectReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RedemptionQuote", field, true, true, "RejectReason")
+}
+
+func (ec *executionContext) _RedemptionQuote_reasons(ctx context.Context, field graphql.CollectedField, obj *services.Quote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedemptionQuote_reasons(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RedemptionQuote().Reasons(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.RejectReason) graphql.Marshaler {
+			return ec.marshalNRejectReason2ᚕcoupondᚋgraphᚋmodelᚐRejectReasonᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RedemptionQuote_reasons(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RedemptionQuote", field, true, true, "RejectReason")
+}
+
+func (ec *executionContext) _RedemptionQuote_usableNextAt(ctx context.Context, field graphql.CollectedField, obj *services.Quote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedemptionQuote_usableNextAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UsableNextAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RedemptionQuote_usableNextAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RedemptionQuote", field, false, false, "Time")
 }
 
 func (ec *executionContext) _RedemptionQuote_discountAmount(ctx context.Context, field graphql.CollectedField, obj *services.Quote) (ret graphql.Marshaler) {
@@ -15954,7 +16534,7 @@ func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "type", "value", "maxDiscount", "minSpend", "validFrom", "validTo", "storeIds", "totalQuantity", "refundWindowMinutes", "perCustomerLimit", "codeSource", "requestId"}
+	fieldsInOrder := [...]string{"name", "type", "value", "maxDiscount", "minSpend", "validFrom", "validTo", "storeIds", "totalQuantity", "refundWindowMinutes", "perCustomerLimit", "codeSource", "requestId", "usesPerCoupon", "perCustomerDailyLimit", "perStoreDailyLimit", "validDaysAfterIssue", "weekdays", "dailyWindow"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -16052,6 +16632,48 @@ func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Contex
 				return it, err
 			}
 			it.RequestID = data
+		case "usesPerCoupon":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("usesPerCoupon"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UsesPerCoupon = data
+		case "perCustomerDailyLimit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("perCustomerDailyLimit"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PerCustomerDailyLimit = data
+		case "perStoreDailyLimit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("perStoreDailyLimit"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PerStoreDailyLimit = data
+		case "validDaysAfterIssue":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("validDaysAfterIssue"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ValidDaysAfterIssue = data
+		case "weekdays":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("weekdays"))
+			data, err := ec.unmarshalOWeekday2ᚕcoupondᚋgraphᚋmodelᚐWeekdayᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Weekdays = data
+		case "dailyWindow":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dailyWindow"))
+			data, err := ec.unmarshalODailyWindowInput2ᚖcoupondᚋgraphᚋmodelᚐDailyWindowInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DailyWindow = data
 		}
 	}
 	return it, nil
@@ -16255,6 +16877,55 @@ func (ec *executionContext) unmarshalInputCreateWebhookEndpointInput(ctx context
 func UnmarshalCreateWebhookEndpointInput(ctx context.Context, raw any) (model.CreateWebhookEndpointInput, error) {
 	var out model.CreateWebhookEndpointInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateWebhookEndpointInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputDailyWindowInput(ctx context.Context, obj any) (model.DailyWindowInput, error) {
+	var it model.DailyWindowInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"from", "to"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "from":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("from"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.From = data
+		case "to":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("to"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.To = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalDailyWindowInput unmarshals raw into the DailyWindowInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalDailyWindowInput(ctx context.Context, raw any) (model.DailyWindowInput, error) {
+	var out model.DailyWindowInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "DailyWindowInput", raw, &out)
 	return out, err
 }
 
@@ -17659,6 +18330,38 @@ func (ec *executionContext) _Campaign(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "usesPerCoupon":
+			out.Values[i] = ec._Campaign_usesPerCoupon(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "perCustomerDailyLimit":
+			out.Values[i] = ec._Campaign_perCustomerDailyLimit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "perStoreDailyLimit":
+			out.Values[i] = ec._Campaign_perStoreDailyLimit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "validDaysAfterIssue":
+			out.Values[i] = ec._Campaign_validDaysAfterIssue(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "weekdays":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Campaign_weekdays(ctx, field, obj)
+				})
+		case "dailyWindow":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Campaign_dailyWindow(ctx, field, obj)
+				})
 		case "state":
 			out.Values[i] = ec._Campaign_state(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -17824,6 +18527,22 @@ func (ec *executionContext) _Coupon(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "usesTotal":
+			out.Values[i] = ec._Coupon_usesTotal(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "usesLeft":
+			out.Values[i] = ec._Coupon_usesLeft(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "usableNextAt":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Coupon_usableNextAt(ctx, field, obj)
+				})
 		case "redemptions":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -18060,6 +18779,44 @@ func (ec *executionContext) _CreateWebhookEndpointPayload(ctx context.Context, s
 			}
 		case "secret":
 			out.Values[i] = ec._CreateWebhookEndpointPayload_secret(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var dailyWindowImplementors = []string{"DailyWindow"}
+
+func (ec *executionContext) _DailyWindow(ctx context.Context, sel ast.SelectionSet, obj *model.DailyWindow) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, dailyWindowImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DailyWindow")
+		case "from":
+			out.Values[i] = ec._DailyWindow_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._DailyWindow_to(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -19475,6 +20232,16 @@ func (ec *executionContext) _Redemption(ctx context.Context, sel ast.SelectionSe
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Redemption_store(ctx, field, obj)
 				})
+		case "customerRef":
+			out.Values[i] = ec._Redemption_customerRef(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "useNo":
+			out.Values[i] = ec._Redemption_useNo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "orderAmount":
 			out.Values[i] = ec._Redemption_orderAmount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -19637,6 +20404,17 @@ func (ec *executionContext) _RedemptionQuote(ctx context.Context, sel ast.Select
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._RedemptionQuote_rejectReason(ctx, field, obj)
 				})
+		case "reasons":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._RedemptionQuote_reasons(ctx, field, obj)
+				})
+		case "usableNextAt":
+			out.Values[i] = ec._RedemptionQuote_usableNextAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "discountAmount":
 			out.Values[i] = ec._RedemptionQuote_discountAmount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -21736,6 +22514,46 @@ func (ec *executionContext) unmarshalNRefundRedemptionInput2coupondᚋgraphᚋmo
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNRejectReason2coupondᚋgraphᚋmodelᚐRejectReason(ctx context.Context, v any) (model.RejectReason, error) {
+	var res model.RejectReason
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRejectReason2coupondᚋgraphᚋmodelᚐRejectReason(ctx context.Context, sel ast.SelectionSet, v model.RejectReason) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNRejectReason2ᚕcoupondᚋgraphᚋmodelᚐRejectReasonᚄ(ctx context.Context, v any) ([]model.RejectReason, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]model.RejectReason, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNRejectReason2coupondᚋgraphᚋmodelᚐRejectReason(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNRejectReason2ᚕcoupondᚋgraphᚋmodelᚐRejectReasonᚄ(ctx context.Context, sel ast.SelectionSet, v []model.RejectReason) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRejectReason2coupondᚋgraphᚋmodelᚐRejectReason(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNResolveFindingInput2coupondᚋgraphᚋmodelᚐResolveFindingInput(ctx context.Context, v any) (model.ResolveFindingInput, error) {
 	res, err := ec.unmarshalInputResolveFindingInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -22081,6 +22899,46 @@ func (ec *executionContext) marshalNWebhookEndpoint2ᚖcoupondᚋmodelsᚐWebhoo
 	return ec._WebhookEndpoint(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNWeekday2coupondᚋgraphᚋmodelᚐWeekday(ctx context.Context, v any) (model.Weekday, error) {
+	var res model.Weekday
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNWeekday2coupondᚋgraphᚋmodelᚐWeekday(ctx context.Context, sel ast.SelectionSet, v model.Weekday) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNWeekday2ᚕcoupondᚋgraphᚋmodelᚐWeekdayᚄ(ctx context.Context, v any) ([]model.Weekday, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]model.Weekday, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNWeekday2coupondᚋgraphᚋmodelᚐWeekday(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNWeekday2ᚕcoupondᚋgraphᚋmodelᚐWeekdayᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Weekday) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWeekday2coupondᚋgraphᚋmodelᚐWeekday(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
 	return ec.___Directive(ctx, sel, &v)
 }
@@ -22319,6 +23177,21 @@ func (ec *executionContext) marshalOCouponStatus2ᚖcoupondᚋmodelsᚐCouponSta
 	_ = ctx
 	res := graphql.MarshalString(string(*v))
 	return res
+}
+
+func (ec *executionContext) marshalODailyWindow2ᚖcoupondᚋgraphᚋmodelᚐDailyWindow(ctx context.Context, sel ast.SelectionSet, v *model.DailyWindow) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._DailyWindow(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalODailyWindowInput2ᚖcoupondᚋgraphᚋmodelᚐDailyWindowInput(ctx context.Context, v any) (*model.DailyWindowInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputDailyWindowInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOEventFilter2ᚖcoupondᚋgraphᚋmodelᚐEventFilter(ctx context.Context, v any) (*model.EventFilter, error) {
@@ -22640,6 +23513,42 @@ func (ec *executionContext) marshalOWebhookDeliveryStatus2ᚖcoupondᚋmodelsᚐ
 	_ = ctx
 	res := graphql.MarshalString(string(*v))
 	return res
+}
+
+func (ec *executionContext) unmarshalOWeekday2ᚕcoupondᚋgraphᚋmodelᚐWeekdayᚄ(ctx context.Context, v any) ([]model.Weekday, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]model.Weekday, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNWeekday2coupondᚋgraphᚋmodelᚐWeekday(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOWeekday2ᚕcoupondᚋgraphᚋmodelᚐWeekdayᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Weekday) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWeekday2coupondᚋgraphᚋmodelᚐWeekday(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

@@ -156,12 +156,24 @@ type CreateCampaignInput struct {
 	TotalQuantity int64 `json:"totalQuantity"`
 	// Minutes after redemption during which a clerk may refund; omitted means 1440, 0 means clerks may not.
 	RefundWindowMinutes *int64 `json:"refundWindowMinutes,omitempty"`
-	// Most coupons one customer reference may be issued; omitted or 0 means no limit.
+	// Most coupons one customer reference may be issued, and most successful uses one customer may make of the campaign's coupons at redemption (a use counts for the coupon's customer, or the request's customerRef for an anonymous coupon; a refunded use gives its allowance back); omitted or 0 means no limit.
 	PerCustomerLimit *int64 `json:"perCustomerLimit,omitempty"`
 	// Where its codes come from; omitted means GENERATED. An IMPORTED campaign takes the merchant's own codes through importCoupons, and issueCoupons refuses it.
 	CodeSource *models.CodeSource `json:"codeSource,omitempty"`
 	// Optional idempotency key: a repeat with the same parameters returns the first result and changes nothing; other parameters under it are IDEMPOTENCY_KEY_REUSED.
 	RequestID *string `json:"requestId,omitempty"`
+	// Uses each coupon gives, 1-100; omitted means 1. More than 1 makes multi-use cards (次卡): each use is its own redemption, and the card is REDEEMED after its last.
+	UsesPerCoupon *int64 `json:"usesPerCoupon,omitempty"`
+	// Most successful uses per customer per day (merchant time zone), at least 1; omitted means no limit. Over it is REJECTED with CUSTOMER_LIMIT_REACHED.
+	PerCustomerDailyLimit *int64 `json:"perCustomerDailyLimit,omitempty"`
+	// Most successful uses per store per day (merchant time zone), at least 1; omitted means no limit. Over it is REJECTED with STORE_DAILY_LIMIT_REACHED.
+	PerStoreDailyLimit *int64 `json:"perStoreDailyLimit,omitempty"`
+	// Each coupon is valid for this many days (of 24 hours) from its issue, never past validTo; at least 1, omitted means until validTo.
+	ValidDaysAfterIssue *int64 `json:"validDaysAfterIssue,omitempty"`
+	// The merchant-local weekdays the coupons can be used on; omitted or empty means every day. Another day is REJECTED with NOT_VALID_TODAY.
+	Weekdays []Weekday `json:"weekdays,omitempty"`
+	// The merchant-local time of day the coupons can be used in; omitted means all day. Outside it is REJECTED with OUTSIDE_HOURS.
+	DailyWindow *DailyWindowInput `json:"dailyWindow,omitempty"`
 }
 
 // A new store.
@@ -208,6 +220,22 @@ type CreateWebhookEndpointInput struct {
 	Description *string `json:"description,omitempty"`
 	// Optional idempotency key: a repeat with the same parameters returns the first result and changes nothing; other parameters under it are IDEMPOTENCY_KEY_REUSED.
 	RequestID *string `json:"requestId,omitempty"`
+}
+
+// A campaign's time of day, in the merchant's time zone.
+type DailyWindow struct {
+	// Start, HH:MM.
+	From string `json:"from"`
+	// End (exclusive), HH:MM; before from when the window crosses midnight.
+	To string `json:"to"`
+}
+
+// A time of day, in the merchant's time zone: from (inclusive) to (exclusive), each HH:MM. from after to crosses midnight (22:00 to 02:00), and the part after midnight belongs to the day the window starts on. from == to is BAD_USER_INPUT.
+type DailyWindowInput struct {
+	// Start, HH:MM.
+	From string `json:"from"`
+	// End (exclusive), HH:MM.
+	To string `json:"to"`
 }
 
 // Deletes an endpoint and its deliveries.
@@ -373,7 +401,7 @@ type RedeemCouponInput struct {
 	RequestID string `json:"requestId"`
 	// The order amount in fen.
 	OrderAmount int64 `json:"orderAmount"`
-	// The customer the request is for (at most 64 characters); required from APP tokens.
+	// Optional (required from APP tokens): the customer redeeming (at most 64 characters). A coupon issued to another customer is REJECTED with CUSTOMER_MISMATCH; the use counts against the campaign's per-customer limits.
 	CustomerRef *string `json:"customerRef,omitempty"`
 }
 
@@ -561,6 +589,16 @@ const (
 	RejectReasonMinSpendNotMet RejectReason = "MIN_SPEND_NOT_MET"
 	// The campaign is paused; the coupon is untouched and works again when it resumes.
 	RejectReasonCampaignPaused RejectReason = "CAMPAIGN_PAUSED"
+	// The coupon was issued to another customer than the request's customerRef.
+	RejectReasonCustomerMismatch RejectReason = "CUSTOMER_MISMATCH"
+	// The customer has used the campaign's perCustomerLimit, or today's perCustomerDailyLimit.
+	RejectReasonCustomerLimitReached RejectReason = "CUSTOMER_LIMIT_REACHED"
+	// The store has used today's perStoreDailyLimit of the campaign.
+	RejectReasonStoreDailyLimitReached RejectReason = "STORE_DAILY_LIMIT_REACHED"
+	// Today (merchant time zone) is not one of the campaign's weekdays.
+	RejectReasonNotValidToday RejectReason = "NOT_VALID_TODAY"
+	// Now is outside the campaign's daily window (merchant time zone).
+	RejectReasonOutsideHours RejectReason = "OUTSIDE_HOURS"
 )
 
 var AllRejectReason = []RejectReason{
@@ -570,11 +608,16 @@ var AllRejectReason = []RejectReason{
 	RejectReasonStoreNotEligible,
 	RejectReasonMinSpendNotMet,
 	RejectReasonCampaignPaused,
+	RejectReasonCustomerMismatch,
+	RejectReasonCustomerLimitReached,
+	RejectReasonStoreDailyLimitReached,
+	RejectReasonNotValidToday,
+	RejectReasonOutsideHours,
 }
 
 func (e RejectReason) IsValid() bool {
 	switch e {
-	case RejectReasonCouponNotAvailable, RejectReasonCouponExpired, RejectReasonCouponNotYetValid, RejectReasonStoreNotEligible, RejectReasonMinSpendNotMet, RejectReasonCampaignPaused:
+	case RejectReasonCouponNotAvailable, RejectReasonCouponExpired, RejectReasonCouponNotYetValid, RejectReasonStoreNotEligible, RejectReasonMinSpendNotMet, RejectReasonCampaignPaused, RejectReasonCustomerMismatch, RejectReasonCustomerLimitReached, RejectReasonStoreDailyLimitReached, RejectReasonNotValidToday, RejectReasonOutsideHours:
 		return true
 	}
 	return false
@@ -610,6 +653,72 @@ func (e *RejectReason) UnmarshalJSON(b []byte) error {
 }
 
 func (e RejectReason) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// A day of the week.
+type Weekday string
+
+const (
+	WeekdayMonday    Weekday = "MONDAY"
+	WeekdayTuesday   Weekday = "TUESDAY"
+	WeekdayWednesday Weekday = "WEDNESDAY"
+	WeekdayThursday  Weekday = "THURSDAY"
+	WeekdayFriday    Weekday = "FRIDAY"
+	WeekdaySaturday  Weekday = "SATURDAY"
+	WeekdaySunday    Weekday = "SUNDAY"
+)
+
+var AllWeekday = []Weekday{
+	WeekdayMonday,
+	WeekdayTuesday,
+	WeekdayWednesday,
+	WeekdayThursday,
+	WeekdayFriday,
+	WeekdaySaturday,
+	WeekdaySunday,
+}
+
+func (e Weekday) IsValid() bool {
+	switch e {
+	case WeekdayMonday, WeekdayTuesday, WeekdayWednesday, WeekdayThursday, WeekdayFriday, WeekdaySaturday, WeekdaySunday:
+		return true
+	}
+	return false
+}
+
+func (e Weekday) String() string {
+	return string(e)
+}
+
+func (e *Weekday) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = Weekday(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid Weekday", str)
+	}
+	return nil
+}
+
+func (e Weekday) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *Weekday) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e Weekday) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

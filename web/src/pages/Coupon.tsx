@@ -28,6 +28,9 @@ export const CouponDetailDocument = graphql(`
       customerRef
       validFrom
       validTo
+      usesTotal
+      usesLeft
+      usableNextAt
       createdAt
       campaign {
         id
@@ -377,6 +380,22 @@ export function CouponPage() {
           <div className="fact-label">{t('coupon.customer')}</div>
           <div className="fact-value">{c.customerRef ?? '—'}</div>
         </div>
+        {c.usableNextAt && (
+          <div className="fact">
+            <div className="fact-label">{t('coupon.usableNext')}</div>
+            <div className="fact-value" data-testid="coupon-usable-next">
+              {fmt.dateTimeShort(c.usableNextAt)}
+            </div>
+          </div>
+        )}
+        {c.usesTotal > 1 && (
+          <div className="fact">
+            <div className="fact-label">{t('coupon.usesLeft')}</div>
+            <div className="fact-value" data-testid="coupon-uses-left">
+              {t('coupon.usesOf', { left: c.usesLeft, total: c.usesTotal })}
+            </div>
+          </div>
+        )}
         <div className="fact">
           <div className="fact-label">{t('coupon.version')}</div>
           <div className="fact-value">v{c.version}</div>

@@ -11,6 +11,7 @@ import { localInputToUtc, utcToLocalInput } from '../lib/dates';
 import type { MessageKey } from '../lib/i18n';
 import { parseYuanToFen } from '../lib/money';
 import { attemptKey } from '../lib/requestId';
+import { rulesSentence, WEEKDAYS, type Rules, type WeekdayName } from '../lib/rules';
 
 const CreateCampaignDocument = graphql(`
   mutation CreateCampaign($input: CreateCampaignInput!) {
@@ -34,11 +35,34 @@ interface Form {
   refundWindowMinutes: string;
   perCustomerLimit: string;
   codeSource: CodeSource;
+  usesPerCoupon: string;
+  validDaysAfterIssue: string;
+  weekdays: WeekdayName[];
+  windowFrom: string;
+  windowTo: string;
+  perCustomerDailyLimit: string;
+  perStoreDailyLimit: string;
 }
 
 type Errors = Partial<Record<keyof Form, MessageKey>>;
 
 const wholeNumber = (s: string, min: number) => /^\d+$/.test(s.trim()) && Number(s) >= min && Number(s) <= 2_147_483_647;
+
+const hhmm = (s: string) => /^([01]\d|2[0-3]):[0-5]\d$/.test(s.trim());
+const optionalLimit = (s: string) => (s.trim() === '' ? undefined : wholeNumber(s, 1) ? Number(s) : null);
+
+/** rulesOf reads the use rules of the form, as far as they are valid, for the preview. */
+function rulesOf(f: Form): Rules {
+  const n = (s: string) => (wholeNumber(s, 1) ? Number(s) : undefined);
+  return {
+    usesPerCoupon: n(f.usesPerCoupon),
+    weekdays: f.weekdays,
+    window: hhmm(f.windowFrom) && hhmm(f.windowTo) && f.windowFrom !== f.windowTo ? { from: f.windowFrom.trim(), to: f.windowTo.trim() } : undefined,
+    perCustomerDailyLimit: n(f.perCustomerDailyLimit),
+    perStoreDailyLimit: n(f.perStoreDailyLimit),
+    validDaysAfterIssue: n(f.validDaysAfterIssue),
+  };
+}
 
 /** validate turns the form into the API's input, or says which fields are wrong. */
 function validate(f: Form, tz: string): { input?: CreateCampaignInput; errors: Errors } {
@@ -64,6 +88,15 @@ function validate(f: Form, tz: string): { input?: CreateCampaignInput; errors: E
   if (!wholeNumber(f.totalQuantity, 1)) errors.totalQuantity = 'create.bad.quantity';
   if (!wholeNumber(f.refundWindowMinutes, 0)) errors.refundWindowMinutes = 'create.bad.int';
   if (!wholeNumber(f.perCustomerLimit, 0)) errors.perCustomerLimit = 'create.bad.int';
+  if (!wholeNumber(f.usesPerCoupon, 1) || Number(f.usesPerCoupon) > 100) errors.usesPerCoupon = 'create.bad.uses';
+  const validDays = optionalLimit(f.validDaysAfterIssue);
+  if (validDays === null) errors.validDaysAfterIssue = 'create.bad.limit';
+  const perCustomerDay = optionalLimit(f.perCustomerDailyLimit);
+  if (perCustomerDay === null) errors.perCustomerDailyLimit = 'create.bad.limit';
+  const perStoreDay = optionalLimit(f.perStoreDailyLimit);
+  if (perStoreDay === null) errors.perStoreDailyLimit = 'create.bad.limit';
+  const noWindow = f.windowFrom.trim() === '' && f.windowTo.trim() === '';
+  if (!noWindow && (!hhmm(f.windowFrom) || !hhmm(f.windowTo) || f.windowFrom.trim() === f.windowTo.trim())) errors.windowFrom = 'create.bad.window';
   if (Object.keys(errors).length) return { errors };
   return {
     errors,
@@ -81,12 +114,18 @@ function validate(f: Form, tz: string): { input?: CreateCampaignInput; errors: E
       perCustomerLimit: Number(f.perCustomerLimit),
       // Only when not the default, so a form without it sends what it always did.
       codeSource: f.codeSource === 'IMPORTED' ? 'IMPORTED' : undefined,
+      usesPerCoupon: Number(f.usesPerCoupon),
+      validDaysAfterIssue: validDays,
+      weekdays: f.weekdays.length ? WEEKDAYS.filter((d) => f.weekdays.includes(d)) : undefined,
+      dailyWindow: noWindow ? undefined : { from: f.windowFrom.trim(), to: f.windowTo.trim() },
+      perCustomerDailyLimit: perCustomerDay,
+      perStoreDailyLimit: perStoreDay,
     },
   };
 }
 
 export function CreateCampaignPage() {
-  const { t } = useI18n();
+  const { t, locale } = useI18n();
   const { stores } = useViewer();
   const fmt = useFormat();
   const navigate = useNavigate();
@@ -105,6 +144,13 @@ export function CreateCampaignPage() {
     refundWindowMinutes: '1440',
     perCustomerLimit: '0',
     codeSource: 'GENERATED',
+    usesPerCoupon: '1',
+    validDaysAfterIssue: '',
+    weekdays: [],
+    windowFrom: '',
+    windowTo: '',
+    perCustomerDailyLimit: '',
+    perStoreDailyLimit: '',
   }));
   const [errors, setErrors] = useState<Errors>({});
   const [serverError, setServerError] = useState<string | null>(null);
@@ -177,6 +223,44 @@ export function CreateCampaignPage() {
           <Field label={t('create.perCustomer')} error={err('perCustomerLimit')}>
             <input name="perCustomerLimit" inputMode="numeric" value={form.perCustomerLimit} onChange={(e) => set('perCustomerLimit', e.target.value)} />
           </Field>
+          <Field label={t('create.uses')} error={err('usesPerCoupon')}>
+            <input name="usesPerCoupon" inputMode="numeric" value={form.usesPerCoupon} onChange={(e) => set('usesPerCoupon', e.target.value)} />
+          </Field>
+          <Field label={t('create.validDays')} error={err('validDaysAfterIssue')}>
+            <input name="validDaysAfterIssue" inputMode="numeric" value={form.validDaysAfterIssue} onChange={(e) => set('validDaysAfterIssue', e.target.value)} />
+          </Field>
+          <Field label={t('create.perCustomerDay')} error={err('perCustomerDailyLimit')}>
+            <input name="perCustomerDailyLimit" inputMode="numeric" value={form.perCustomerDailyLimit} onChange={(e) => set('perCustomerDailyLimit', e.target.value)} />
+          </Field>
+          <Field label={t('create.perStoreDay')} error={err('perStoreDailyLimit')}>
+            <input name="perStoreDailyLimit" inputMode="numeric" value={form.perStoreDailyLimit} onChange={(e) => set('perStoreDailyLimit', e.target.value)} />
+          </Field>
+          <Field label={t('create.windowFrom')} error={err('windowFrom')}>
+            <input name="windowFrom" placeholder="11:00" value={form.windowFrom} onChange={(e) => set('windowFrom', e.target.value)} />
+          </Field>
+          <Field label={t('create.windowTo')}>
+            <input name="windowTo" placeholder="14:00" value={form.windowTo} onChange={(e) => set('windowTo', e.target.value)} />
+          </Field>
+          <fieldset className="field field-wide">
+            <legend className="field-label">{t('create.weekdays')}</legend>
+            <div className="chips">
+              {WEEKDAYS.map((d) => (
+                <label key={d} className={`chip ${form.weekdays.includes(d) ? 'active' : ''}`}>
+                  <input
+                    type="checkbox"
+                    name={`weekday-${d}`}
+                    checked={form.weekdays.includes(d)}
+                    onChange={(e) => set('weekdays', e.target.checked ? [...form.weekdays, d] : form.weekdays.filter((x) => x !== d))}
+                  />
+                  {t(`weekday.short.${d}`)}
+                </label>
+              ))}
+            </div>
+          </fieldset>
+          <div className="field field-wide">
+            <div className="field-label">{t('rules.preview')}</div>
+            <div data-testid="rules-preview">{rulesSentence(locale, rulesOf(form)) || t('rules.none')}</div>
+          </div>
           <fieldset className="field field-wide">
             <legend className="field-label">{t('create.stores')}</legend>
             <div className="chips">
