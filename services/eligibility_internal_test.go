@@ -19,6 +19,7 @@ import (
 // the minimum spend, diagnose must call a coupon eligible exactly when the
 // SQL condition takes it, on both databases.
 func TestEligibilityExplained(t *testing.T) {
+	SkipUnderRace(t)
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		base := time.Date(2026, 12, 1, 4, 0, 0, 0, time.UTC)

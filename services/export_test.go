@@ -3,6 +3,7 @@ package services
 import (
 	"context"
 	"fmt"
+	"testing"
 
 	"coupond/models"
 )
@@ -249,5 +250,17 @@ func (t *Tokens) WaitUsageWrites() {
 	}
 	for range maxUsageWriters {
 		<-t.usageWriters
+	}
+}
+
+// SkipUnderRace skips a long, single-goroutine-heavy test when the race
+// detector is on: under it the test takes ten times as long and finds
+// nothing the concurrent tests do not. scripts/test.sh runs these tests in a
+// step of their own without the detector (see raceFreeTests there), so CI
+// still runs every one of them.
+func SkipUnderRace(t testing.TB) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("run without the race detector by scripts/test.sh")
 	}
 }

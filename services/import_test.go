@@ -24,6 +24,7 @@ func (w *world) importCampaign(total int64) *models.Campaign {
 // within a call and half against codes imported before, reports exactly
 // those 100 lines and imports the rest, within the campaign's budget.
 func TestImportReportsExactlyTheDuplicates(t *testing.T) {
+	services.SkipUnderRace(t)
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		w := newWorld(t, db)
 		ctx := context.Background()

@@ -112,6 +112,7 @@ func TestIssueCouponsInChunks(t *testing.T) {
 // A chunk of the size PostgreSQL copies by default, and a bit more, so the
 // real chunk boundary is crossed.
 func TestIssueCouponsPastOneChunk(t *testing.T) {
+	services.SkipUnderRace(t)
 	if testing.Short() {
 		t.Skip("issues 50,001 coupons")
 	}

@@ -39,6 +39,7 @@ import (
 // -rapid.checks, and modelChecksSQLite or modelChecksPostgres when neither is
 // set.
 func TestLifecycleModel(t *testing.T) {
+	services.SkipUnderRace(t)
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		checks := modelChecksSQLite
 		if models.DialectOfDB(db) == models.Postgres {

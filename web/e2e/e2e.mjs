@@ -642,6 +642,8 @@ async function main() {
     await page.getByTestId('redeem-submit').click();
     await page.locator('[data-testid=outcome][data-status=SUCCEEDED]').waitFor();
     await shot(page, '15h-imported-redeemed');
+  });
+
   await step('ADMIN: webhooks: an endpoint with its secret shown once, a signed event at a real receiver, sent again, rotated, disabled', async () => {
     const rcv = await startReceiver();
     try {
