@@ -52,7 +52,8 @@ func UploadImport(ctx context.Context, baseURL, token, campaign, requestID strin
 	pr, pw := io.Pipe()
 	go func() {
 		w := bufio.NewWriterSize(pw, 1<<16)
-		fmt.Fprintln(w, "code")
+		// No header (it is optional): the file is exactly n lines, and the
+		// upload's limit counts lines.
 		for i := 1; i <= n; i++ {
 			if i%every == 0 && i/every <= dups {
 				fmt.Fprintf(w, "IMP%sX%09d\n", campaign, i-1) // the line before's code again
