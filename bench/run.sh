@@ -18,6 +18,8 @@
 #                               the Redis faults out to stay within its 70 s
 #   ONLY=redis bench/run.sh perf    the Redis on/off scenarios on 3 replicas
 #                               alone (KNEE=N: the single server's knee)
+#   ONLY=reconciliation bench/run.sh perf  the reconciliation row alone, on a
+#                               seeded ledger of 1,500,000 coupons, at half KNEE=N
 #   ONLY=scale bench/run.sh perf    knees in one run: 1 server direct (pgx's default and
 #                               cache_describe), through pgbouncer, 3 servers behind
 #                               haproxy through pgbouncer, tracing sampled at 1%

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"fmt"
 	"strings"
 
 	"gorm.io/gorm"
@@ -18,4 +19,25 @@ func translate(tx *gorm.DB, err error) error {
 		return t.Translate(err)
 	}
 	return err
+}
+
+// IDRangeTables are the tables IDRange walks: a merchant's coupons, orders
+// and campaigns, each keyed by (merchant_id, id).
+var IDRangeTables = map[string]bool{"coupons": true, "orders": true, "campaigns": true}
+
+// IDRange returns the smallest id of merchantID's rows in table and one past
+// the largest, from the table's (merchant_id, id) key; ok is false when the
+// merchant has none. table must be one of IDRangeTables.
+func IDRange(db *gorm.DB, table string, merchantID int64) (lo, hi int64, ok bool, err error) {
+	if !IDRangeTables[table] {
+		return 0, 0, false, fmt.Errorf("id range of %q: not a merchant table", table)
+	}
+	var r struct{ Lo, Hi *int64 }
+	if err := db.Raw("SELECT MIN(id) AS lo, MAX(id) AS hi FROM "+table+" WHERE merchant_id = ?", merchantID).Scan(&r).Error; err != nil {
+		return 0, 0, false, fmt.Errorf("id range of %s: %w", table, err)
+	}
+	if r.Lo == nil || r.Hi == nil {
+		return 0, 0, false, nil
+	}
+	return *r.Lo, *r.Hi + 1, true, nil
 }

@@ -23,9 +23,16 @@ func CheckWithReference(ctx context.Context, r *Reconciler) ([]Violation, error)
 }
 
 // CheckYielding runs the checks as the scheduled job does: one at a time,
-// without parallel workers, pausing after each.
-func CheckYielding(ctx context.Context, r *Reconciler) ([]Violation, error) {
-	vs, _, err := r.run(ctx, checks, yieldingRun, 0)
+// in batches of each merchant's ids, without parallel workers. With span 0
+// the batches and pauses are the job's own; otherwise every batch covers
+// span ids and there are no pauses, so a small span puts batch boundaries
+// between the rows of a small ledger.
+func CheckYielding(ctx context.Context, r *Reconciler, span int64) ([]Violation, error) {
+	mode := yieldingRun
+	if span > 0 {
+		mode = runMode{workers: 1, yield: true, span: span}
+	}
+	vs, _, err := r.run(ctx, checks, mode, 0)
 	return vs, err
 }
 

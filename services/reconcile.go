@@ -96,23 +96,88 @@ func (r *Reconciler) asOf(ctx context.Context) (time.Time, error) {
 const checkWorkers = 2
 
 // runMode is how a run shares the database with the tills. `coupond audit`
-// runs the checks as fast as it can (an operator waits for it); the
-// scheduled job and runJob yield: one check at a time, without parallel
-// query workers, and a pause after each check as long as the check took, so
-// the job holds at most half of one core of the database and the redemptions
-// keep the rest (see the reconciliation rows of docs/PERFORMANCE.md).
+// runs each check as one statement, as fast as it can (an operator waits for
+// it). The scheduled job and runJob yield: one check at a time, each walked in
+// small batches of one merchant's id range, every batch in a read-only
+// transaction without parallel query workers and followed by a pause, so the
+// job never holds a core of the database for long and the redemptions keep
+// the rest (see the reconciliation rows of docs/PERFORMANCE.md).
 type runMode struct {
 	workers int
-	// yield turns on the single-core plan and the pauses.
+	// yield turns on the batches, the single-core plan and the pauses.
 	yield bool
+	// span is the ids per batch a check starts with; adapt lets it grow or
+	// shrink toward batchTarget.
+	span  int64
+	adapt bool
+	// pause is how long to rest after a batch, in multiples of the time it
+	// took.
+	pause int
 }
 
-// yieldingRun is the job's mode.
-var yieldingRun = runMode{workers: 1, yield: true}
+// yieldingRun is the job's mode. A batch of about batchTarget costs the tills
+// one short stall; resting twice as long after it keeps the job at a third of
+// one core of the database at most.
+var yieldingRun = runMode{workers: 1, yield: true, span: 1024, adapt: true, pause: 2}
+
+const (
+	// batchTarget is how long the yielding run aims to hold the database
+	// per batch: short enough that the redemptions queued behind it drain
+	// within their own p99.
+	batchTarget = 20 * time.Millisecond
+	// minSpan and maxSpan bound the ids per batch.
+	minSpan, maxSpan = 16, 1 << 20
+)
 
 // maxYieldPause bounds one pause, so a slow check on a huge ledger does not
 // stretch the run without limit.
 const maxYieldPause = 5 * time.Second
+
+// batchTable names the table whose ids a check's batches walk.
+type batchTable string
+
+const (
+	byCoupons   batchTable = "coupons"
+	byOrders    batchTable = "orders"
+	byCampaigns batchTable = "campaigns"
+)
+
+// batch is one merchant's id range [lo, hi) of a check's batch table.
+type batch struct{ merchantID, lo, hi int64 }
+
+// expandBatch writes out a check's {in:alias.column} markers. Without a
+// batch (b nil) each is a true condition and the check is its whole query;
+// with one, each restricts alias to the batch's merchant and column to its
+// range, which the (merchant_id, ...) keys and the coupon_id indexes serve.
+// The check's own ? parameters keep their order among the batch's.
+func expandBatch(q string, args []any, b *batch) (string, []any) {
+	var out strings.Builder
+	var all []any
+	for {
+		i := strings.IndexAny(q, "?{")
+		if i < 0 {
+			out.WriteString(q)
+			return out.String(), all
+		}
+		out.WriteString(q[:i])
+		if q[i] == '?' {
+			out.WriteByte('?')
+			all = append(all, args[0])
+			args, q = args[1:], q[i+1:]
+			continue
+		}
+		end := strings.IndexByte(q[i:], '}')
+		col := strings.TrimPrefix(q[i+1:i+end], "in:")
+		q = q[i+end+1:]
+		if b == nil {
+			out.WriteString("1 = 1")
+			continue
+		}
+		alias, _, _ := strings.Cut(col, ".")
+		fmt.Fprintf(&out, "(%s.merchant_id = ? AND %s >= ? AND %s < ?)", alias, col, col)
+		all = append(all, b.merchantID, b.lo, b.hi)
+	}
+}
 
 // run runs the checks, all merchants' rows or, with merchantID other than 0,
 // that merchant's only, and returns the time the data they read was current
@@ -132,6 +197,12 @@ func (r *Reconciler) run(ctx context.Context, all []check, mode runMode, merchan
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	db := r.read.WithContext(ctx)
+	var merchants []models.Merchant
+	if mode.yield {
+		if merchants, err = models.Merchants(db, merchantID); err != nil {
+			return nil, now, fmt.Errorf("reconciliation merchants: %w", err)
+		}
+	}
 	rows := make([][]checkRow, len(todo))
 	var (
 		wg       sync.WaitGroup
@@ -145,24 +216,27 @@ func (r *Reconciler) run(ctx context.Context, all []check, mode runMode, merchan
 			defer wg.Done()
 			for i := range next {
 				c := todo[i]
-				q, args := c.sql, c.args(p)
-				if merchantID != 0 {
-					// Every check selects merchant_id; the planner pushes the
-					// condition down into the check's own scans.
-					q, args = "SELECT * FROM ("+q+") q WHERE q.merchant_id = ?", append(args, merchantID)
+				var err error
+				if mode.yield && c.batch != "" {
+					err = r.runBatches(ctx, db, mode, c, p, merchants, &rows[i])
+				} else {
+					q, args := expandBatch(c.sql, c.args(p), nil)
+					if merchantID != 0 {
+						// Every check selects merchant_id; the planner pushes
+						// the condition down into the check's own scans.
+						q, args = "SELECT * FROM ("+q+") q WHERE q.merchant_id = ?", append(args, merchantID)
+					}
+					began := time.Now()
+					err = r.runCheck(db, mode, q, args, &rows[i])
+					if mode.yield {
+						rest(ctx, time.Duration(mode.pause)*time.Since(began))
+					}
 				}
-				began := time.Now()
-				if err := r.runCheck(db, mode, q, args, &rows[i]); err != nil {
+				if err != nil {
 					// The first failure cancels the other checks; their
 					// cancellation errors say nothing more.
 					failOnce.Do(func() { failed = fmt.Errorf("reconciliation check %s: %w", c.kind, err) })
 					cancel()
-				}
-				if mode.yield {
-					select {
-					case <-ctx.Done():
-					case <-time.After(min(time.Since(began), maxYieldPause)):
-					}
 				}
 			}
 		}()
@@ -196,6 +270,63 @@ func (r *Reconciler) run(ctx context.Context, all []check, mode runMode, merchan
 		}
 	}
 	return out, now, nil
+}
+
+// runBatches runs check c over each merchant's ids of its batch table, a
+// batch at a time, resting after each. The ids per batch start at mode.span
+// and, with mode.adapt, double while a batch takes under half of batchTarget
+// and halve while it takes more, so a batch costs about batchTarget whatever
+// the check and the data. Each batch is one statement over rows of its own
+// range, so it sees them in one snapshot; what changes between batches is
+// covered by the checks' grace periods, as between checks.
+func (r *Reconciler) runBatches(ctx context.Context, db *gorm.DB, mode runMode, c check, p checkParams,
+	merchants []models.Merchant, rows *[]checkRow) error {
+	span := mode.span
+	for _, m := range merchants {
+		lo, hi, ok, err := models.IDRange(db, string(c.batch), m.ID)
+		if err != nil {
+			return err
+		}
+		for ok && lo < hi {
+			b := batch{merchantID: m.ID, lo: lo, hi: lo + span}
+			q, args := expandBatch(c.sql, c.args(p), &b)
+			var part []checkRow
+			began := time.Now()
+			if err := r.runCheck(db, mode, q, args, &part); err != nil {
+				return err
+			}
+			took := time.Since(began)
+			*rows = append(*rows, part...)
+			lo = b.hi
+			if mode.adapt {
+				switch {
+				case took > batchTarget && span > minSpan:
+					span /= 2
+				case took < batchTarget/2 && span < maxSpan:
+					span *= 2
+				}
+			}
+			if !rest(ctx, time.Duration(mode.pause)*took) {
+				return ctx.Err()
+			}
+		}
+	}
+	return nil
+}
+
+// rest waits d, at most maxYieldPause; it returns false when ctx ends first.
+func rest(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(min(d, maxYieldPause))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // runCheck runs one check's query into rows. A yielding run on the primary

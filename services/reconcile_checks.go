@@ -36,7 +36,12 @@ func num(p *int64) int64 {
 type check struct {
 	kind models.FindingKind
 	// orders marks checks that need the builtin adapter's orders table.
-	orders  bool
+	orders bool
+	// batch is the table whose ids the yielding run walks in ranges, one
+	// merchant at a time: each {in:alias.column} in sql then restricts that
+	// alias to the merchant and the range (see expandBatch). Empty: the check
+	// runs whole (its rows are few, found through a partial or status index).
+	batch   batchTable
 	sql     string
 	args    func(p checkParams) []any
 	subject func(r checkRow) string
@@ -57,9 +62,9 @@ var checks = []check{
 		kind: models.FindingSucceededFlowCouponNotRedeemed,
 		sql: `SELECT f.merchant_id, f.coupon_id, f.redeem_no, c.status AS a, c.redeem_no AS b
 FROM redemption_flows f JOIN coupons c ON c.id = f.coupon_id
-WHERE f.status = 'SUCCEEDED' AND c.uses_total = 1
+WHERE f.status = 'SUCCEEDED' AND c.uses_total = 1 AND {in:f.coupon_id} AND {in:c.id}
   AND NOT (c.status IN ('REDEEMED', 'REFUNDED') AND c.redeem_no IS NOT NULL AND c.redeem_no = f.redeem_no)`,
-		args: noArgs, subject: byRedeemNo,
+		batch: byCoupons, args: noArgs, subject: byRedeemNo,
 		details: func(r checkRow) string {
 			return fmt.Sprintf("redemption succeeded but its coupon is %s held by %s", str(r.A), str(r.B))
 		},
@@ -67,10 +72,11 @@ WHERE f.status = 'SUCCEEDED' AND c.uses_total = 1
 	{
 		kind: models.FindingRedeemedCouponFlowCount,
 		sql: `SELECT c.merchant_id, c.id AS coupon_id, c.status AS a, COALESCE(s.n, 0) AS n
-FROM coupons c LEFT JOIN (SELECT coupon_id, COUNT(*) AS n FROM redemption_flows WHERE status = 'SUCCEEDED' GROUP BY coupon_id) s
+FROM coupons c LEFT JOIN (SELECT sf.coupon_id, COUNT(*) AS n FROM redemption_flows sf
+  WHERE sf.status = 'SUCCEEDED' AND {in:sf.coupon_id} GROUP BY sf.coupon_id) s
   ON s.coupon_id = c.id
-WHERE c.status IN ('REDEEMED', 'REFUNDED') AND c.uses_total = 1 AND COALESCE(s.n, 0) <> 1`,
-		args: noArgs, subject: byCoupon,
+WHERE c.status IN ('REDEEMED', 'REFUNDED') AND c.uses_total = 1 AND {in:c.id} AND COALESCE(s.n, 0) <> 1`,
+		batch: byCoupons, args: noArgs, subject: byCoupon,
 		details: func(r checkRow) string {
 			return fmt.Sprintf("coupon is %s with %d succeeded redemptions, want 1", str(r.A), num(r.N))
 		},
@@ -86,11 +92,12 @@ WHERE c.status IN ('REDEEMED', 'REFUNDED') AND c.uses_total = 1 AND COALESCE(s.n
 		// coupon, so the campaigns' index finds them.
 		sql: `SELECT c.merchant_id, c.id AS coupon_id, c.status AS a, COALESCE(s.n, 0) AS n, c.uses_total - c.uses_left AS m
 FROM campaigns k JOIN coupons c ON c.merchant_id = k.merchant_id AND c.campaign_id = k.id
-LEFT JOIN (SELECT coupon_id, COUNT(*) AS n FROM redemption_flows WHERE status = 'SUCCEEDED' GROUP BY coupon_id) s
+LEFT JOIN (SELECT sf.coupon_id, COUNT(*) AS n FROM redemption_flows sf
+  WHERE sf.status = 'SUCCEEDED' AND {in:sf.coupon_id} GROUP BY sf.coupon_id) s
   ON s.coupon_id = c.id
-WHERE k.uses_per_coupon > 1 AND c.uses_total > 1 AND (COALESCE(s.n, 0) <> c.uses_total - c.uses_left
+WHERE k.uses_per_coupon > 1 AND c.uses_total > 1 AND {in:c.id} AND (COALESCE(s.n, 0) <> c.uses_total - c.uses_left
   OR (c.status = 'REDEEMED') <> (c.uses_left = 0) OR c.status = 'REFUNDED')`,
-		args: noArgs, subject: byCoupon,
+		batch: byCoupons, args: noArgs, subject: byCoupon,
 		details: func(r checkRow) string {
 			return fmt.Sprintf("card is %s with %d succeeded uses, want %d (uses total - uses left)", str(r.A), num(r.N), num(r.M))
 		},
@@ -139,13 +146,14 @@ WHERE c.status = 'REDEEMING' AND f.hold_until < ?`,
 		// test nested in the first would run once per flow.
 		sql: `SELECT o.merchant_id, o.coupon_id, o.redeem_no, o.id AS ref_id
 FROM orders o
-WHERE o.status = 'CREATED' AND NOT EXISTS (SELECT 1 FROM redemption_flows f
+WHERE o.status = 'CREATED' AND {in:o.id} AND NOT EXISTS (SELECT 1 FROM redemption_flows f
   WHERE f.merchant_id = o.merchant_id AND f.redeem_no = o.redeem_no AND f.status IN ('PROCESSING', 'SUCCEEDED'))
 UNION ALL
 SELECT o.merchant_id, o.coupon_id, o.redeem_no, o.id AS ref_id
 FROM orders o JOIN redemption_flows f ON f.merchant_id = o.merchant_id AND f.redeem_no = o.redeem_no
-WHERE o.status = 'CREATED' AND f.status = 'SUCCEEDED'
-  AND EXISTS (SELECT 1 FROM refund_flows r WHERE r.redemption_id = f.id AND r.created_at < ?)`,
+WHERE o.status = 'CREATED' AND {in:o.id} AND f.status = 'SUCCEEDED'
+  AND EXISTS (SELECT 1 FROM refund_flows r WHERE r.merchant_id = f.merchant_id AND r.redemption_id = f.id AND r.created_at < ?)`,
+		batch:   byOrders,
 		args:    func(p checkParams) []any { return []any{p.refundCutoff} },
 		subject: byRedeemNo,
 		details: func(r checkRow) string {
@@ -156,19 +164,19 @@ WHERE o.status = 'CREATED' AND f.status = 'SUCCEEDED'
 		kind: models.FindingRedemptionWithoutOrder, orders: true,
 		sql: `SELECT f.merchant_id, f.coupon_id, f.redeem_no
 FROM redemption_flows f
-WHERE f.status = 'SUCCEEDED' AND f.operation = 'REDEEM'
-  AND NOT EXISTS (SELECT 1 FROM refund_flows r WHERE r.redemption_id = f.id)
+WHERE f.status = 'SUCCEEDED' AND f.operation = 'REDEEM' AND {in:f.coupon_id}
+  AND NOT EXISTS (SELECT 1 FROM refund_flows r WHERE r.merchant_id = f.merchant_id AND r.redemption_id = f.id)
   AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.merchant_id = f.merchant_id AND o.redeem_no = f.redeem_no AND o.status = 'CREATED')`,
-		args: noArgs, subject: byRedeemNo,
+		batch: byCoupons, args: noArgs, subject: byRedeemNo,
 		details: func(r checkRow) string { return "redemption succeeded but has no live order" },
 	},
 	{
 		kind: models.FindingRefundWithoutRedemption,
 		sql: `SELECT r.merchant_id, r.coupon_id, r.redeem_no, r.id AS ref_id, f.status AS a
 FROM refund_flows r LEFT JOIN redemption_flows f ON f.id = r.redemption_id
-WHERE f.id IS NULL OR f.status <> 'SUCCEEDED' OR f.coupon_id <> r.coupon_id OR f.redeem_no <> r.redeem_no
-  OR f.merchant_id <> r.merchant_id`,
-		args: noArgs, subject: byRef,
+WHERE {in:r.coupon_id} AND (f.id IS NULL OR f.status <> 'SUCCEEDED' OR f.coupon_id <> r.coupon_id OR f.redeem_no <> r.redeem_no
+  OR f.merchant_id <> r.merchant_id)`,
+		batch: byCoupons, args: noArgs, subject: byRef,
 		details: func(r checkRow) string {
 			return fmt.Sprintf("refund %d does not reverse a succeeded redemption of its coupon (redemption %s)",
 				num(r.RefID), str(r.A))
@@ -178,9 +186,9 @@ WHERE f.id IS NULL OR f.status <> 'SUCCEEDED' OR f.coupon_id <> r.coupon_id OR f
 		kind: models.FindingRefundCount,
 		sql: `SELECT c.merchant_id, c.id AS coupon_id, c.status AS a, COALESCE(s.n, 0) AS n
 FROM merchants m JOIN coupons c ON c.merchant_id = m.id
-LEFT JOIN (SELECT coupon_id, COUNT(*) AS n FROM refund_flows GROUP BY coupon_id) s ON s.coupon_id = c.id
-WHERE c.status = 'REFUNDED' AND c.uses_total = 1 AND COALESCE(s.n, 0) <> 1`,
-		args: noArgs, subject: byCoupon,
+LEFT JOIN (SELECT sr.coupon_id, COUNT(*) AS n FROM refund_flows sr WHERE {in:sr.coupon_id} GROUP BY sr.coupon_id) s ON s.coupon_id = c.id
+WHERE c.status = 'REFUNDED' AND c.uses_total = 1 AND {in:c.id} AND COALESCE(s.n, 0) <> 1`,
+		batch: byCoupons, args: noArgs, subject: byCoupon,
 		details: func(r checkRow) string {
 			return fmt.Sprintf("coupon is %s with %d refunds, want 1", str(r.A), num(r.N))
 		},
@@ -189,9 +197,9 @@ WHERE c.status = 'REFUNDED' AND c.uses_total = 1 AND COALESCE(s.n, 0) <> 1`,
 		kind: models.FindingRefundCount,
 		sql: `SELECT c.merchant_id, c.id AS coupon_id, c.status AS a, COUNT(*) AS n
 FROM refund_flows r JOIN coupons c ON c.id = r.coupon_id
-WHERE c.status <> 'REFUNDED' AND c.uses_total = 1
+WHERE c.status <> 'REFUNDED' AND c.uses_total = 1 AND {in:r.coupon_id} AND {in:c.id}
 GROUP BY c.merchant_id, c.id, c.status`,
-		args: noArgs, subject: byCoupon,
+		batch: byCoupons, args: noArgs, subject: byCoupon,
 		details: func(r checkRow) string {
 			return fmt.Sprintf("coupon is %s with %d refunds, want 0", str(r.A), num(r.N))
 		},
@@ -203,12 +211,13 @@ GROUP BY c.merchant_id, c.id, c.status`,
 		// coupon), instead of joining the transitions twice.
 		sql: `SELECT c.merchant_id, c.id AS coupon_id, c.status AS a,
   MAX(t.to_status) FILTER (WHERE t.version_after = c.version) AS b, c.version AS n, COUNT(t.id) AS m
-FROM coupons c LEFT JOIN coupon_transitions t ON t.merchant_id = c.merchant_id AND t.coupon_id = c.id
+FROM coupons c LEFT JOIN coupon_transitions t ON t.merchant_id = c.merchant_id AND t.coupon_id = c.id AND {in:t.coupon_id}
+WHERE {in:c.id}
 GROUP BY c.merchant_id, c.id
 HAVING c.version <> COUNT(t.id)
    OR (c.version > 0 AND MAX(t.to_status) FILTER (WHERE t.version_after = c.version) IS DISTINCT FROM c.status)
    OR (c.version = 0 AND c.status <> 'UNUSED')`,
-		args: noArgs, subject: byCoupon,
+		batch: byCoupons, args: noArgs, subject: byCoupon,
 		details: func(r checkRow) string {
 			return fmt.Sprintf("coupon is %s at version %d with %d transitions, the last ending in %s",
 				str(r.A), num(r.N), num(r.M), str(r.B))
@@ -222,11 +231,11 @@ HAVING c.version <> COUNT(t.id)
 		sql: `SELECT t.merchant_id, t.coupon_id, t.id AS ref_id, t.from_status AS a, t.to_status AS b, t.flow_no AS c,
   CASE WHEN t.prev_version = t.version_after - 1 THEN t.prev_to END AS d
 FROM (SELECT t.*, LAG(t.version_after) OVER w AS prev_version, LAG(t.to_status) OVER w AS prev_to
-  FROM coupon_transitions t WINDOW w AS (PARTITION BY t.coupon_id ORDER BY t.version_after)) t
+  FROM coupon_transitions t WHERE {in:t.coupon_id} WINDOW w AS (PARTITION BY t.coupon_id ORDER BY t.version_after)) t
 WHERE NOT ` + models.LegalEdgeSQL("t") + `
    OR (t.version_after = 1 AND t.from_status <> 'UNUSED')
    OR (t.version_after > 1 AND (t.prev_version IS NULL OR t.prev_version <> t.version_after - 1 OR t.prev_to <> t.from_status))`,
-		args: noArgs, subject: byRef,
+		batch: byCoupons, args: noArgs, subject: byRef,
 		details: func(r checkRow) string {
 			return fmt.Sprintf("transition %d %s -> %s by %s is not a legal edge after %s",
 				num(r.RefID), str(r.A), str(r.B), str(r.C), str(r.D))
@@ -235,9 +244,10 @@ WHERE NOT ` + models.LegalEdgeSQL("t") + `
 	{
 		kind: models.FindingIssuedCountMismatch,
 		sql: `SELECT k.merchant_id, k.id AS ref_id, k.issued + k.reissued AS n, COALESCE(s.n, 0) AS m
-FROM campaigns k LEFT JOIN (SELECT campaign_id, COUNT(*) AS n FROM coupons GROUP BY campaign_id) s ON s.campaign_id = k.id
-WHERE k.issued + k.reissued <> COALESCE(s.n, 0)`,
-		args: noArgs, subject: byRef,
+FROM campaigns k LEFT JOIN (SELECT sc.campaign_id, COUNT(*) AS n FROM coupons sc WHERE {in:sc.campaign_id} GROUP BY sc.campaign_id) s
+  ON s.campaign_id = k.id
+WHERE {in:k.id} AND k.issued + k.reissued <> COALESCE(s.n, 0)`,
+		batch: byCampaigns, args: noArgs, subject: byRef,
 		details: func(r checkRow) string {
 			return fmt.Sprintf("campaign %d counts %d issued and reissued coupons but has %d", num(r.RefID), num(r.N), num(r.M))
 		},

@@ -88,12 +88,15 @@ VALUES (?, ?, ?, ?, ?, 'planted', 'system', ?)`, l.merchant.ID, l.couponID(code)
 			if g, w := violationSet(got), violationSet(want); g != w {
 				t.Fatalf("after %s:\ngot\n%s\nwant\n%s", p.name, g, w)
 			}
-			// The job's yielding run (one check at a time, no parallel
-			// workers, pauses) reports the same.
-			yielded, err := services.CheckYielding(ctx, l.svc.Reconciliation)
-			must(t, err)
-			if g, w := violationSet(yielded), violationSet(want); g != w {
-				t.Fatalf("yielding run after %s:\ngot\n%s\nwant\n%s", p.name, g, w)
+			// The job's yielding run (one check at a time, in batches of
+			// each merchant's ids, no parallel workers, pauses) reports the
+			// same, whether a batch holds one id, a few, or all of them.
+			for _, span := range []int64{1, 3, 0} {
+				yielded, err := services.CheckYielding(ctx, l.svc.Reconciliation, span)
+				must(t, err)
+				if g, w := violationSet(yielded), violationSet(want); g != w {
+					t.Fatalf("yielding run in batches of %d after %s:\ngot\n%s\nwant\n%s", span, p.name, g, w)
+				}
 			}
 		}
 		if vs, _ := l.svc.Reconciliation.Check(ctx); len(vs) < len(plants)-1 {

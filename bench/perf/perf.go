@@ -211,11 +211,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.Host, _ = os.Hostname()
 	res.LoadAvg = append(res.LoadAvg, loadavg())
 	host0 := harness.ReadHostCPU()
-	if cfg.Only == "redis" || cfg.Only == "scale" {
+	if cfg.Only == "redis" || cfg.Only == "scale" || cfg.Only == "reconciliation" {
 		res.Only = cfg.Only
 		run := func() error { return redisReplicas(ctx, cfg, res, cfg.Knee) }
-		if cfg.Only == "scale" {
+		switch cfg.Only {
+		case "scale":
 			run = func() error { return scaleKnees(ctx, cfg, res) }
+		case "reconciliation":
+			run = func() error { return yieldingOnly(ctx, cfg, res) }
 		}
 		err := run()
 		res.WallSeconds = round(time.Since(start).Seconds())
