@@ -3,7 +3,9 @@ package models
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net/url"
+	"sync/atomic"
 	"time"
 
 	"gorm.io/driver/postgres"
@@ -26,6 +28,42 @@ type ReadReplica struct {
 	Name string
 	// DB is a pool on the replica alone, for its status.
 	DB *gorm.DB
+	// serving says whether reads are sent to the replica; shared with the
+	// resolver's policy.
+	serving *atomic.Bool
+}
+
+// Serving reports whether reads marked by Reading may go to the replica.
+// A replica serves from OpenReadReplicas on, until SetServing(false).
+func (r ReadReplica) Serving() bool { return r.serving == nil || r.serving.Load() }
+
+// SetServing takes the replica out of the reads marked by Reading (false)
+// or puts it back (true); with no replica serving, those reads go to the
+// primary. The health check of the services calls it.
+func (r ReadReplica) SetServing(ok bool) {
+	if r.serving != nil {
+		r.serving.Store(ok)
+	}
+}
+
+// servingPolicy is the read resolver's choice of a connection pool: one of
+// the serving replicas at random, or the primary's pool, the last of pools,
+// when none serves.
+type servingPolicy struct{ serving []*atomic.Bool }
+
+// Resolve picks the pool of a marked read.
+func (p servingPolicy) Resolve(pools []gorm.ConnPool) gorm.ConnPool {
+	var up [8]int
+	ids := up[:0]
+	for i, s := range p.serving {
+		if s.Load() {
+			ids = append(ids, i)
+		}
+	}
+	if len(ids) == 0 {
+		return pools[len(pools)-1]
+	}
+	return pools[ids[rand.IntN(len(ids))]]
 }
 
 // OpenReadReplicas opens the PostgreSQL replicas at urls, checks each against
@@ -53,7 +91,8 @@ func OpenReadReplicas(ctx context.Context, primary *gorm.DB, urls []string, opts
 			replicas = nil
 		}
 	}()
-	dialectors := make([]gorm.Dialector, 0, len(urls))
+	dialectors := make([]gorm.Dialector, 0, len(urls)+1)
+	var policy servingPolicy
 	for _, u := range urls {
 		name := ReplicaName(u)
 		if DialectOf(u) != Postgres {
@@ -63,7 +102,10 @@ func OpenReadReplicas(ctx context.Context, primary *gorm.DB, urls []string, opts
 		if err != nil {
 			return replicas, nil, fmt.Errorf("read replica %s: %w", name, err)
 		}
-		replicas = append(replicas, ReadReplica{Name: name, DB: db})
+		serving := new(atomic.Bool)
+		serving.Store(true)
+		policy.serving = append(policy.serving, serving)
+		replicas = append(replicas, ReadReplica{Name: name, DB: db, serving: serving})
 		got, err := waitSchemaVersion(ctx, db, want, waitVersion)
 		if err != nil {
 			return replicas, nil, fmt.Errorf("read replica %s: schema version: %w", name, err)
@@ -84,10 +126,17 @@ func OpenReadReplicas(ctx context.Context, primary *gorm.DB, urls []string, opts
 		}
 		dialectors = append(dialectors, postgres.New(postgres.Config{Conn: sqlDB}))
 	}
+	// The primary's own pool comes last: the policy falls back to it when no
+	// replica serves.
+	primarySQL, err := primary.DB()
+	if err != nil {
+		return replicas, nil, err
+	}
+	dialectors = append(dialectors, postgres.New(postgres.Config{Conn: primarySQL}))
 	// The global configuration keeps every statement on the primary; the
-	// named one sends the statements marked by Reading to a replica.
+	// named one sends the statements marked by Reading to a serving replica.
 	resolver := dbresolver.Register(dbresolver.Config{}).
-		Register(dbresolver.Config{Replicas: dialectors, Policy: dbresolver.RandomPolicy{}}, readResolver)
+		Register(dbresolver.Config{Replicas: dialectors, Policy: policy}, readResolver)
 	if err := primary.Use(resolver); err != nil {
 		return replicas, nil, fmt.Errorf("register read replicas: %w", err)
 	}
@@ -95,8 +144,8 @@ func OpenReadReplicas(ctx context.Context, primary *gorm.DB, urls []string, opts
 }
 
 // Reading returns db with its reads sent to a read replica, chosen at random
-// per statement, when OpenReadReplicas registered any, and to the primary
-// otherwise. Only reads that may be stale by the replicas' lag go through
+// per statement among those serving, when OpenReadReplicas registered any,
+// and to the primary otherwise or when none serves. Only reads that may be stale by the replicas' lag go through
 // it: nothing that decides (a take, an idempotency lookup, a quote, an
 // authentication) ever does. It must not start a transaction: the
 // transaction would run on a replica.

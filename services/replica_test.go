@@ -2,6 +2,7 @@ package services_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -145,6 +146,106 @@ func TestReadReplicaDecidesNothing(t *testing.T) {
 	// moment behind again; it is streaming and not seconds behind.
 	if st := w.svc.Replicas.States(ctx); st[0].ReplayPaused || !st[0].InRecovery || st[0].LagSeconds > 5 {
 		t.Fatalf("replica state after catching up: %+v", st)
+	}
+}
+
+// TestReadReplicaHealth: a replica that stops answering, or lags by more
+// than the allowed lag, serves no reads until it is healthy again; with no
+// replica serving, the reads marked for replicas go to the primary and the
+// console's lists keep working.
+func TestReadReplicaHealth(t *testing.T) {
+	ctx := context.Background()
+	u, _ := testdb.PostgresURL(t)
+	primary, err := models.Open(ctx, u, models.OpenOptions{MaxOpenConns: 8})
+	must(t, err)
+	t.Cleanup(func() { _ = models.Close(primary) })
+	_, err = models.Migrate(ctx, primary)
+	must(t, err)
+	rep := testreplica.Start(t, u)
+	replicas, _, err := models.OpenReadReplicas(ctx, primary, []string{rep.URL}, models.OpenOptions{MaxOpenConns: 4}, 10*time.Second)
+	must(t, err)
+	t.Cleanup(func() {
+		for _, r := range replicas {
+			_ = models.Close(r.DB)
+		}
+	})
+	w := newWorldWith(t, primary, true, func(o *services.Options) { o.ReadReplicas = replicas })
+	codes := w.issue(w.campaign, 2)
+	rep.WaitCaughtUp(t, primary, 10*time.Second)
+
+	readsReplica := func() bool {
+		t.Helper()
+		var inRecovery bool
+		must(t, models.Reading(primary).Raw("SELECT pg_is_in_recovery()").Scan(&inRecovery).Error)
+		return inRecovery
+	}
+	var changes []string
+	check := func(maxLag time.Duration) services.ReplicaState {
+		t.Helper()
+		st := w.svc.Replicas.CheckHealth(ctx, maxLag, func(s services.ReplicaState, why string) {
+			changes = append(changes, fmt.Sprintf("%v: %s", s.Serving, why))
+		})
+		if len(st) != 1 {
+			t.Fatalf("%d replica states", len(st))
+		}
+		return st[0]
+	}
+	if st := check(time.Minute); !st.Serving || !readsReplica() || len(changes) != 0 {
+		t.Fatalf("healthy replica: %+v, reads it %v, changes %v", st, readsReplica(), changes)
+	}
+
+	// Down: reads go to the primary, and lists still answer.
+	rep.Halt(t)
+	if st := check(time.Minute); st.Up || st.Serving {
+		t.Fatalf("halted replica: %+v", st)
+	}
+	if readsReplica() {
+		t.Fatal("a read marked for replicas went to the halted replica")
+	}
+	redeemed, err := w.redeem(codes[0], "while-down", 5000)
+	must(t, err)
+	ledger, err := w.svc.Coupons.Redemptions(ctx, w.admin, services.RedemptionFilter{}, services.PageArgs{First: 100})
+	must(t, err)
+	if !slices.Contains(redeemNos(ledger.Items), redeemed.RedeemNo) {
+		t.Fatalf("ledger with the replica down: %v, want the primary's %s", redeemNos(ledger.Items), redeemed.RedeemNo)
+	}
+	if len(changes) != 1 || !strings.HasPrefix(changes[0], "false: it does not answer") {
+		t.Fatalf("changes after the halt: %v", changes)
+	}
+
+	// Back and caught up: it serves again.
+	rep.Resume(t)
+	rep.WaitCaughtUp(t, primary, 30*time.Second)
+	if st := check(time.Minute); !st.Serving || !readsReplica() {
+		t.Fatalf("resumed replica: %+v", st)
+	}
+
+	// Lagging past the limit: paused replay with writes behind it.
+	rep.Exec(t, "SELECT pg_wal_replay_pause()")
+	waitPaused(t, w.svc)
+	_, err = w.redeem(codes[1], "while-paused", 5000)
+	must(t, err)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st := check(50 * time.Millisecond)
+		if !st.Serving {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a replica lagging past 50 ms kept serving: %+v", st)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if readsReplica() {
+		t.Fatal("a read marked for replicas went to the lagging replica")
+	}
+	if last := changes[len(changes)-1]; !strings.HasPrefix(last, "false: it lags by") {
+		t.Fatalf("changes after the lag: %v", changes)
+	}
+	rep.Exec(t, "SELECT pg_wal_replay_resume()")
+	rep.WaitCaughtUp(t, primary, 10*time.Second)
+	if st := check(time.Minute); !st.Serving || !readsReplica() {
+		t.Fatalf("caught-up replica: %+v", st)
 	}
 }
 

@@ -224,6 +224,8 @@ var (
 		"WAL a read replica received and has not replayed yet.", []string{"replica"}, nil)
 	replicaUp = prometheus.NewDesc("coupond_read_replica_up",
 		"1 when the read replica answered and is in recovery (a replica), 0 otherwise.", []string{"replica"}, nil)
+	replicaServing = prometheus.NewDesc("coupond_read_replica_serving",
+		"1 while the read replica serves reads; 0 after the health check took it out (down, not in recovery, or lagging more than --read-max-lag), when its reads go to the other replicas or the primary.", []string{"replica"}, nil)
 	replicaPaused = prometheus.NewDesc("coupond_read_replica_replay_paused",
 		"1 while the read replica's WAL replay is paused (pg_wal_replay_pause).", []string{"replica"}, nil)
 )
@@ -238,6 +240,7 @@ func (c replicaCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- replicaLagSeconds
 	ch <- replicaLagBytes
 	ch <- replicaUp
+	ch <- replicaServing
 	ch <- replicaPaused
 }
 
@@ -254,6 +257,7 @@ func (c replicaCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, st := range svc.Replicas.States(context.Background()) {
 		ch <- prometheus.MustNewConstMetric(replicaUp, prometheus.GaugeValue, b(st.Up && st.InRecovery), st.Name)
+		ch <- prometheus.MustNewConstMetric(replicaServing, prometheus.GaugeValue, b(st.Serving), st.Name)
 		if !st.Up {
 			continue
 		}

@@ -57,6 +57,7 @@ type serveConfig struct {
 	inflightWait         time.Duration
 	redisURL             string
 	readURLs             []string
+	readMaxLag           time.Duration
 	queryExecMode        string
 	otlpEndpoint         string
 	otlpRatio            float64
@@ -103,6 +104,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	allowPrivate := fs.Bool("allow-private-webhooks", false, "accept webhook endpoints on loopback, private and link-local addresses (on-premise installs, tests); refused otherwise")
 	whConcurrency := fs.Int("webhook-concurrency", 4, "webhook attempts in flight at once per endpoint in this process")
 	readURLs := fs.List("read-database-url", "a streaming replica of the primary, e.g. postgres://replica1:5432/coupond, for lists, statements, exports, the overview and reconciliation's reads; repeat for more (decisions stay on the primary)")
+	readMaxLag := fs.Duration("read-max-lag", 30*time.Second, "a read replica lagging by more than this, or not answering, serves no reads until it catches up (checked every 5 s); with none serving, their reads go to the primary")
 	execMode := fs.String("query-exec-mode", "", "pgx's default_query_exec_mode for the primary and the replicas when their URLs do not set it: cache_describe (or exec, simple_protocol) through pgbouncer in transaction mode, which has no prepared statements; empty keeps pgx's cache_statement")
 	otlp := fs.String("otlp-endpoint", "", "send OpenTelemetry traces to this OTLP/HTTP collector, e.g. http://127.0.0.1:4318 (off when empty)")
 	otlpRatio := fs.Float64("otlp-sample-ratio", 0.01, "share of requests traced with --otlp-endpoint, 0 to 1 (a request whose traceparent is sampled is always traced)")
@@ -118,7 +120,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		limitTokenRPS: *tokenRPS, limitStoreRPS: *storeRPS, limitLookups: *lookups, maxConns: *maxConns,
 		limitCustomerRPS: *customerRPS, limitCustomerLookups: *customerLookups,
 		logLevel: *level, shutdownGrace: *grace, tokenCacheTTL: *tokenTTL, debugAddr: *debugAddr,
-		maxInflight: *maxInflight, inflightWait: *inflightWait, redisURL: *redisURL, readURLs: *readURLs, queryExecMode: *execMode,
+		maxInflight: *maxInflight, inflightWait: *inflightWait, redisURL: *redisURL, readURLs: *readURLs, readMaxLag: *readMaxLag, queryExecMode: *execMode,
 		otlpEndpoint: *otlp, otlpRatio: *otlpRatio, optionHooks: hooks,
 		allowPrivateWebhooks: *allowPrivate, webhookConcurrency: *whConcurrency}
 	if c.webhookConcurrency < 1 {
@@ -233,6 +235,15 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 		close(delivered)
 	}
 
+	// The replicas' health decides which of them serve reads.
+	go svc.Replicas.WatchHealth(deliverCtx, replicaHealthEvery, c.readMaxLag, func(st services.ReplicaState, why string) {
+		if st.Serving {
+			log.Info("read replica serves reads again", "replica", st.Name)
+		} else {
+			log.Warn("read replica serves no reads; they go to the other replicas or the primary", "replica", st.Name, "why", why)
+		}
+	})
+
 	var draining atomic.Bool
 	mux := http.NewServeMux()
 	inflight := newInflightLimit(c.maxInflight, c.inflightWait, m.reg)
@@ -293,6 +304,9 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 	}
 	return nil
 }
+
+// replicaHealthEvery is how often the read replicas' health is checked.
+const replicaHealthEvery = 5 * time.Second
 
 // openReadReplicas opens and checks --read-database-url: a replica that
 // cannot be reached or is at another schema version stops start-up, one that

@@ -373,6 +373,7 @@ type ComplexityRoot struct {
 		LagSeconds   func(childComplexity int) int
 		Name         func(childComplexity int) int
 		ReplayPaused func(childComplexity int) int
+		Serving      func(childComplexity int) int
 		Up           func(childComplexity int) int
 	}
 
@@ -2173,6 +2174,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ReadReplica.ReplayPaused(childComplexity), true
+	case "ReadReplica.serving":
+		if e.ComplexityRoot.ReadReplica.Serving == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReadReplica.Serving(childComplexity), true
 	case "ReadReplica.up":
 		if e.ComplexityRoot.ReadReplica.Up == nil {
 			break
@@ -3498,6 +3505,8 @@ type ReadReplica {
   name: String!
   "Whether it answered."
   up: Boolean!
+  "Whether it serves reads: false after the health check took it out (not answering, not in recovery, or lagging more than serve --read-max-lag); its reads then go to the other replicas or the primary."
+  serving: Boolean!
   "Why it did not answer."
   error: String
   "Whether it is in recovery, i.e. a replica; false means it is a primary of its own."
@@ -4982,6 +4991,8 @@ func (ec *executionContext) childFields_ReadReplica(ctx context.Context, field g
 		return ec.fieldContext_ReadReplica_name(ctx, field)
 	case "up":
 		return ec.fieldContext_ReadReplica_up(ctx, field)
+	case "serving":
+		return ec.fieldContext_ReadReplica_serving(ctx, field)
 	case "error":
 		return ec.fieldContext_ReadReplica_error(ctx, field)
 	case "inRecovery":
@@ -12267,6 +12278,29 @@ func (ec *executionContext) _ReadReplica_up(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_ReadReplica_up(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReadReplica", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ReadReplica_serving(ctx context.Context, field graphql.CollectedField, obj *services.ReplicaState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReadReplica_serving(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Serving, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReadReplica_serving(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReadReplica", field, false, false, "Boolean")
 }
 
@@ -20138,6 +20172,11 @@ func (ec *executionContext) _ReadReplica(ctx context.Context, sel ast.SelectionS
 			}
 		case "up":
 			out.Values[i] = ec._ReadReplica_up(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "serving":
+			out.Values[i] = ec._ReadReplica_serving(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

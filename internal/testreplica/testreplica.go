@@ -151,6 +151,26 @@ func (r *Replica) WaitCaughtUp(t testing.TB, primary *gorm.DB, timeout time.Dura
 	}
 }
 
+// Halt stops the replica's server at once (as a crash would), keeping its
+// data for Resume.
+func (r *Replica) Halt(t testing.TB) {
+	t.Helper()
+	if out, err := r.run(filepath.Join(r.bin, "pg_ctl"), "-D", filepath.Join(r.dir, "data"), "-m", "immediate", "-w", "stop"); err != nil {
+		t.Fatalf("halt replica: %v: %s", err, out)
+	}
+}
+
+// Resume starts the halted replica again and waits until it accepts
+// connections.
+func (r *Replica) Resume(t testing.TB) {
+	t.Helper()
+	if out, err := r.run(filepath.Join(r.bin, "pg_ctl"), "-D", filepath.Join(r.dir, "data"), "-l", filepath.Join(r.dir, "log"),
+		"-w", "-t", "60", "start"); err != nil {
+		log, _ := os.ReadFile(filepath.Join(r.dir, "log"))
+		t.Fatalf("resume replica: %v: %s\n%s", err, out, log)
+	}
+}
+
 func (r *Replica) stop() {
 	if r.db != nil {
 		_ = models.Close(r.db)

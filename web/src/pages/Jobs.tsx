@@ -64,6 +64,7 @@ const ReadReplicasDocument = graphql(`
     readReplicas {
       name
       up
+      serving
       error
       inRecovery
       replayPaused
@@ -89,6 +90,7 @@ function ReadReplicas() {
             <th>{t('jobs.replica')}</th>
             <th>{t('jobs.replicaState')}</th>
             <th className="num">{t('jobs.replicaLag')}</th>
+            <th>{t('jobs.replicaServing')}</th>
           </tr>
         </thead>
         <tbody>
@@ -102,6 +104,9 @@ function ReadReplicas() {
                 {r.error && <div className="cell-note">{r.error}</div>}
               </td>
               <td className="num">{r.up ? `${r.lagSeconds.toFixed(1)} s` : '—'}</td>
+              <td className={r.serving ? undefined : 'text-danger'}>
+                {r.serving ? t('jobs.replicaServes') : t('jobs.replicaOut')}
+              </td>
             </tr>
           ))}
         </tbody>
