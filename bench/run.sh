@@ -22,7 +22,8 @@
 #                               seeded ledger of 1,500,000 coupons, at half KNEE=N
 #   ONLY=scale bench/run.sh perf    knees in one run: 1 server direct (pgx's default and
 #                               cache_describe), through pgbouncer, 3 servers behind
-#                               haproxy through pgbouncer, tracing sampled at 1%
+#                               haproxy through pgbouncer, tracing sampled at 1%;
+#                               then a Patroni pair with synchronous commit on and off
 #   An ONLY run leaves docs/ alone: its report and record go to
 #   bench/results/<date>-redis[-faults].{md,json}.
 #   RATE=300 bench/run.sh probe one constant-rate run, printing latency and

@@ -159,6 +159,9 @@ type Result struct {
 	// HostCPU is how the machine's CPU time was spent over the whole run.
 	HostCPU harness.HostShare `json:"host_cpu"`
 	// Only is "redis" for a run of the Redis comparison alone.
+	// SyncCommit is the ramp on a Patroni pair with synchronous commit,
+	// then without (ONLY=scale).
+	SyncCommit []ScaleRow `json:"sync_commit,omitempty"`
 	Only string `json:"only,omitempty"`
 	// Replicas compares scenarios on three replicas with Redis off and on,
 	// the fixed-rate one at ReplicaRate, half of the single server's knee

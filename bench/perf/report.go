@@ -656,4 +656,19 @@ func (r *Result) scaleMarkdown(p func(string, ...any)) {
 	for _, s := range r.Scale {
 		p("- %s: %s.\n", s.Name, s.KneeReason)
 	}
+	if len(r.SyncCommit) == 2 {
+		syn, asyn := r.SyncCommit[0], r.SyncCommit[1]
+		p("\n## The cost of synchronous commit\n\n")
+		p("The same ramp against one server on a Patroni pair (two PostgreSQL nodes and one etcd on this machine, reached "+
+			"through a multi-host URL with `target_session_attrs=read-write`), first with `synchronous_mode` on, where every "+
+			"commit waits until the standby has flushed its WAL, then off. Both nodes share the 2 cores with the server and "+
+			"the generator, so the standby's own work is in both rows; on separate machines the synchronous row pays one "+
+			"network round trip per commit instead.\n\n")
+		p("| scenario | knee /s | p50 ms | p99 ms | ops | violations |\n|---|---|---|---|---|---|\n")
+		for _, s := range r.SyncCommit {
+			p("| %s | %.0f | %.1f | %.1f | %d | %d |\n", s.Name, s.Knee, s.Stats.P50, s.Stats.P99, s.Stats.Ops, len(s.Violations))
+		}
+		p("\nSynchronous over asynchronous knee: %.2f×. Why each knee stopped: synchronous, %s; asynchronous, %s.\n",
+			syn.Knee/nz(asyn.Knee), syn.KneeReason, asyn.KneeReason)
+	}
 }

@@ -43,7 +43,8 @@ type ScaleRow struct {
 // against: one server direct (pgx's default query mode); one server direct in
 // cache_describe mode (the mode a pooler needs, without the pooler); one
 // server through pgbouncer in transaction mode; three servers behind haproxy
-// through pgbouncer; and one server direct with tracing sampled at 1%.
+// through pgbouncer; and one server direct with tracing sampled at 1%. Then
+// the cost of synchronous commit on a Patroni pair (syncCommitKnees).
 func scaleKnees(ctx context.Context, cfg Config, res *Result) error {
 	env := cfg.Env
 	rampTo, rampOver := 4000.0, 40*time.Second
@@ -186,5 +187,6 @@ func scaleKnees(ctx context.Context, cfg Config, res *Result) error {
 	for i := range res.Scale {
 		res.Scale[i].Violations = append(append([]string{}, a.Violations...), h.Violations...)
 	}
-	return nil
+	// What synchronous replication costs, on a cluster of its own.
+	return syncCommitKnees(ctx, cfg, res)
 }
