@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -31,12 +32,30 @@ func (r *Result) scenario(prefix string) *Scenario {
 	return &Scenario{Extra: map[string]any{}}
 }
 
+// num reads a figure of a scenario's Extra: a float64 when the result was
+// read back from JSON, any numeric type when it is the run's own. Anything
+// else is 0.
 func num(v any) float64 {
 	switch x := v.(type) {
 	case float64:
 		return x
+	case float32:
+		return float64(x)
 	case int:
 		return float64(x)
+	case int32:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case uint:
+		return float64(x)
+	case uint32:
+		return float64(x)
+	case uint64:
+		return float64(x)
+	case json.Number:
+		f, _ := x.Float64()
+		return f
 	}
 	return 0
 }
