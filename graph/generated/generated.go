@@ -3548,6 +3548,8 @@ enum FindingKind {
   ILLEGAL_TRANSITION
   "A campaign whose issued counters do not add up to its coupons."
   ISSUED_COUNT_MISMATCH
+  "A counter of the limits at redemption (perCustomerLimit, perCustomerDailyLimit, perStoreDailyLimit) that does not equal the held and succeeded, unrefunded uses it counts."
+  ALLOWANCE_COUNT_MISMATCH
   "Compensation could not learn a stuck redemption's outcome from the order system."
   LOOKUP_FAILING
   "A webhook endpoint failed every attempt for 3 days and was disabled."

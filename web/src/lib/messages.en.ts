@@ -366,6 +366,7 @@ export const en = {
   'kind.HISTORY_MISMATCH': 'History does not match the coupon',
   'kind.ILLEGAL_TRANSITION': 'Illegal state transition',
   'kind.ISSUED_COUNT_MISMATCH': 'Issued counter mismatch',
+  'kind.ALLOWANCE_COUNT_MISMATCH': 'Limit counter mismatch',
   'kind.LOOKUP_FAILING': 'Order system lookups failing',
 
   'jobs.runs': 'Runs',

@@ -366,6 +366,7 @@ export const zh: Messages = {
   'kind.HISTORY_MISMATCH': '状态历史与券不符',
   'kind.ILLEGAL_TRANSITION': '非法状态变更',
   'kind.ISSUED_COUNT_MISMATCH': '发放计数不符',
+  'kind.ALLOWANCE_COUNT_MISMATCH': '限额计数不符',
   'kind.LOOKUP_FAILING': '订单系统查询持续失败',
 
   'jobs.runs': '运行记录',
