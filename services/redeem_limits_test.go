@@ -323,3 +323,59 @@ func TestAllowanceCountersReconcile(t *testing.T) {
 		}
 	})
 }
+
+// perCustomerLimit caps both a customer's coupons and their uses, so on a
+// multi-use campaign it must leave room for a whole card: below
+// usesPerCoupon it is BAD_USER_INPUT naming it and nothing is written; 0 (no
+// limit) or a multiple of usesPerCoupon is taken.
+func TestPerCustomerLimitOnCards(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		w := newWorld(t, db)
+		ctx := context.Background()
+		tests := []struct {
+			name       string
+			uses, per  int64
+			wantRefuse bool
+		}{
+			{"single use, limit 1", 1, 1, false},
+			{"card of 3, limit 1", 3, 1, true},
+			{"card of 3, limit 2", 3, 2, true},
+			{"card of 3, limit 3", 3, 3, false},
+			{"card of 3, two cards", 3, 6, false},
+			{"card of 3, no limit", 3, 0, false},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				before := w.count(&models.Campaign{}, "1 = 1")
+				_, err := w.svc.Campaigns.Create(ctx, w.admin, services.CreateCampaignInput{Name: tt.name, Type: models.CampaignCash,
+					Value: 500, TotalQuantity: 10, ValidFrom: w.clock.Now().Add(-time.Hour), ValidTo: w.clock.Now().Add(time.Hour),
+					UsesPerCoupon: int64p(tt.uses), PerCustomerLimit: tt.per})
+				if !tt.wantRefuse {
+					must(t, err)
+					return
+				}
+				wantCode(t, err, "BAD_USER_INPUT")
+				if !strings.Contains(err.Error(), "perCustomerLimit") {
+					t.Fatalf("%v does not name perCustomerLimit", err)
+				}
+				if w.count(&models.Campaign{}, "1 = 1") != before {
+					t.Fatal("a refused campaign was written")
+				}
+			})
+		}
+		// A customer with a 3-use card and perCustomerLimit 3 uses all of it.
+		camp := w.newCampaign(services.CreateCampaignInput{Name: "card", Type: models.CampaignCash, Value: 500,
+			TotalQuantity: 10, UsesPerCoupon: int64p(3), PerCustomerLimit: 3})
+		code := w.issue(camp, 1)[0]
+		for i := range 4 {
+			f, err := w.svc.Redemptions.Redeem(ctx, w.clerkA, services.RedeemInput{Code: code, StoreID: w.storeA.ID,
+				RequestID: fmt.Sprintf("card-%d", i), OrderAmount: 5000, CustomerRef: "erin"})
+			must(t, err)
+			if want := models.FlowSucceeded; i < 3 && f.Status != want {
+				t.Fatalf("use %d: %+v", i+1, f)
+			} else if i == 3 && f.Status != models.FlowRejected {
+				t.Fatalf("a fourth use: %+v", f)
+			}
+		}
+	})
+}
