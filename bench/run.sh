@@ -21,6 +21,10 @@
 #   ONLY=scale bench/run.sh perf    knees in one run: 1 server direct (pgx's default and
 #                               cache_describe), through pgbouncer, 3 servers behind
 #                               haproxy through pgbouncer, tracing sampled at 1%
+#   ONLY=products bench/run.sh perf  the coupon products' rows alone: a short ramp
+#                               for the start, the knee with weekday and time rules
+#                               against without, and one store's rate under a
+#                               per-store daily limit (QUICK=1: a smoke run)
 #   An ONLY run leaves docs/ alone: its report and record go to
 #   bench/results/<date>-redis[-faults].{md,json}.
 #   RATE=300 bench/run.sh probe one constant-rate run, printing latency and

@@ -31,3 +31,25 @@ func TestNum(t *testing.T) {
 		}
 	}
 }
+
+// The products' rows render from a record: the knee ratio against its
+// target, and the per-store daily limit's rate.
+func TestReportProductRows(t *testing.T) {
+	r := &Result{Only: "products", Products: &ProductRows{StepSeconds: 15, KneeStart: 1000, KneePlain: 950, KneeRules: 903,
+		PlainSteps: []KneeStep{{Rate: 1000, P99: 140}, {Rate: 950, P99: 60, Held: true}},
+		RulesSteps: []KneeStep{{Rate: 1000, P99: 150}, {Rate: 950, P99: 120}, {Rate: 903, P99: 70, Held: true}},
+		Window:     "02:10-02:09", StoreLimit: 100000, StoreLimitRate: 500,
+		StoreLimitSteps:  []KneeStep{{Rate: 340, P99: 12, Held: true}, {Rate: 500, P99: 30, Held: true}, {Rate: 750, P99: 80}},
+		StoreLimitReason: "750/s: p99 80.0 ms"}}
+	md := r.Markdown("ONLY=products bench/run.sh perf")
+	for _, want := range []string{
+		"| knee with weekday and time rules vs without, same run | ≥ 0.95× the plain campaign's | 903/s with the rules, 950/s without | 0.95× | pass |",
+		"| per-store daily limit: one store's rate with redemption p99 ≤ 50 ms | measured (no bound in the issue) | 500/s (750/s: p99 80.0 ms) | - | pass |",
+		"| 903/s | - | - | 70.0 | yes |",
+		"| 750/s | 80.0 | 0.0000 | no |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Fatalf("report lacks %q:\n%s", want, md)
+		}
+	}
+}
