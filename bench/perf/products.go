@@ -96,7 +96,7 @@ func productScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 	res.Products = rows
 	url := fx.Server.URL() + "/graphql"
 	// Enough codes for six steps at the start rate.
-	n := int(start*step.Seconds())*6 + 1000
+	n := int(start*step.Seconds())*6 + 1000 + 200
 	window, err := wholeDayWindow(ctx, fx)
 	if err != nil {
 		return err
@@ -129,10 +129,21 @@ func productScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 			Windows: windows(recs)}
 		return s, KneeStep{Rate: rate, P99: s.Stats.P99, ErrorRate: s.Stats.ErrorRate}
 	}
+	// warm sends a few redemptions of a fresh campaign first, so no step
+	// measures the first reads of its rows and connections being dialled.
+	warm := func(pool *codes) {
+		load.Run(ctx, load.Attack{Name: "warm-up", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: 50},
+			Duration: 2 * time.Second, MaxOps: 100, Timeout: 10 * time.Second,
+			Next: func(int) load.Op {
+				return load.Redeem("redeem", pool.take(), fx.StoreID, "pwarm-"+strconv.FormatInt(rid.Add(1), 10))
+			}})
+	}
 	// Both knees step down from the same start by 5%, alternating plain and
 	// rules at each rate so neither gets a quieter machine; a campaign that
 	// held stops stepping.
 	plainPool, rulesPool := &codes{list: plain}, &codes{list: rules}
+	warm(plainPool)
+	warm(rulesPool)
 	plainHeld, rulesHeld := false, false
 	for try, rate := 0, math.Round(start); try < 6 && !(plainHeld && rulesHeld); try, rate = try+1, math.Round(rate*0.95) {
 		for _, c := range []struct {
@@ -169,12 +180,13 @@ func productScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 	// Per-store daily limit: one store takes every redemption, so each one
 	// updates the same counter row. Rates step up until p99 passes
 	// StoreLimitP99MS or an error shows.
-	short := step / 3
-	rates := []float64{100, 150, 225, 340, 500, 750, 1100, 1600, 2400}
+	short := max(step/3, 3*time.Second)
+	rates := []float64{50, 100, 150, 225, 340, 500, 750, 1100, 1600, 2400}
 	total := 0
 	for _, r := range rates {
 		total += int(r*short.Seconds()) + 1
 	}
+	total += 200 // the warm-up's
 	rows.StoreLimit = int64(total) * 10
 	cfg.logf("products: per-store daily limit campaign of %d codes (limit %d a store a day)", total, rows.StoreLimit)
 	storeCodes, err := productCampaign(ctx, fx, "products-store-limit", total, map[string]any{"perStoreDailyLimit": rows.StoreLimit})
@@ -185,6 +197,7 @@ func productScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 		return err
 	}
 	storePool := &codes{list: storeCodes}
+	warm(storePool)
 	rows.StoreLimitReason = "the last step held"
 	for _, rate := range rates {
 		s, ks := constant("products: per-store daily limit, one store", storePool, rate, short)
@@ -230,7 +243,7 @@ func productsOnly(ctx context.Context, cfg Config, res *Result) error {
 	if cfg.Quick {
 		rampTo, rampOver, step = 2000, 10*time.Second, 3*time.Second
 	}
-	n := int(rampTo*rampOver.Seconds()) + 1000
+	n := int(rampTo*rampOver.Seconds()) + 1000 + 150
 	cfg.logf("products: ramp campaign of %d codes", n)
 	_, _, list, err := fx.Campaign(ctx, "products-ramp", n)
 	if err != nil {
@@ -242,6 +255,10 @@ func productsOnly(ctx context.Context, cfg Config, res *Result) error {
 	pool := &codes{list: list}
 	url := fx.Server.URL() + "/graphql"
 	var rid atomic.Int64
+	load.Run(ctx, load.Attack{Name: "warm-up", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: 50},
+		Duration: 3 * time.Second, MaxOps: 150, Next: func(int) load.Op {
+			return load.Redeem("redeem", pool.take(), fx.StoreID, "pwarm-"+strconv.FormatInt(rid.Add(1), 10))
+		}})
 	cfg.logf("products: ramp 50 -> %.0f/s over %s for the knees' start", rampTo, rampOver)
 	rctx, cancel := context.WithCancel(ctx)
 	var slow atomic.Int64
