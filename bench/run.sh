@@ -24,6 +24,10 @@
 #                               cache_describe), through pgbouncer, 3 servers behind
 #                               haproxy through pgbouncer, tracing sampled at 1%;
 #                               then a Patroni pair with synchronous commit on and off
+#   ONLY=products bench/run.sh perf  the coupon products' rows alone: a short ramp
+#                               for the start, the knee with weekday and time rules
+#                               against without, and one store's rate under a
+#                               per-store daily limit (QUICK=1: a smoke run)
 #   An ONLY run leaves docs/ alone: its report and record go to
 #   bench/results/<date>-redis[-faults].{md,json}.
 #   RATE=300 bench/run.sh probe one constant-rate run, printing latency and

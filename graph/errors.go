@@ -48,7 +48,7 @@ func presentError(log *slog.Logger, audit func(ctx context.Context, code, operat
 			out.Message, out.Extensions["code"] = errcode.InternalMessage, errcode.Internal
 		case errors.As(err, &ge):
 			// Not from a resolver: gqlgen's coercion of arguments and variables.
-			out.Message, out.Locations, out.Rule = ge.Message, ge.Locations, ge.Rule
+			out.Message, out.Locations, out.Rule = nameInputField(ctx, ge), ge.Locations, ge.Rule
 			if len(ge.Path) > 0 {
 				out.Path = ge.Path
 			}

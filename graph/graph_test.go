@@ -604,3 +604,56 @@ func TestTimeRulesOverGraphQL(t *testing.T) {
 		}
 	})
 }
+
+// An unknown weekday never reaches a resolver: the schema's Weekday enum
+// refuses it while the request is validated, before anything runs. The
+// client gets GRAPHQL_VALIDATION_FAILED, and the message names the input
+// field (weekdays, with the position in the list) and the value, whether the
+// value came in a variable or in the query text; nothing is written.
+func TestUnknownWeekdayNamesTheField(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		a := newAPI(t, db, graph.Options{})
+		now := time.Now().UTC()
+		from, to := now.Format(time.RFC3339), now.Add(24*time.Hour).Format(time.RFC3339)
+		for _, tt := range []struct {
+			name, field string
+			query       string
+			vars        map[string]any
+		}{
+			{"in a variable", "$in.weekdays[1]: ", `mutation($in: CreateCampaignInput!) { createCampaign(input: $in) { id } }`,
+				map[string]any{"in": map[string]any{"name": "lunch", "type": "CASH", "value": 100, "totalQuantity": 10,
+					"validFrom": from, "validTo": to, "weekdays": []string{"MONDAY", "FUNDAY"}}}},
+			{"in the query", "input.weekdays[1]: ", fmt.Sprintf(`mutation { createCampaign(input: {name: "lunch", type: CASH, value: 100, totalQuantity: 10,
+				validFrom: %q, validTo: %q, weekdays: [MONDAY, FUNDAY]}) { id } }`, from, to), nil},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				body, _ := json.Marshal(map[string]any{"query": tt.query, "variables": tt.vars})
+				r := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(string(body)))
+				r.Header.Set("Content-Type", "application/json")
+				r.Header.Set("Authorization", "Bearer "+a.admin)
+				w := httptest.NewRecorder()
+				a.h.ServeHTTP(w, r)
+				var resp struct {
+					Data   map[string]any
+					Errors []struct {
+						Message    string
+						Extensions map[string]any
+					}
+				}
+				must(t, json.Unmarshal(w.Body.Bytes(), &resp))
+				if len(resp.Errors) != 1 || resp.Errors[0].Extensions["code"] != "GRAPHQL_VALIDATION_FAILED" || resp.Data != nil {
+					t.Fatalf("HTTP %d %s, want one GRAPHQL_VALIDATION_FAILED and no data", w.Code, w.Body.String())
+				}
+				msg := resp.Errors[0].Message
+				if !strings.HasPrefix(msg, tt.field) || !strings.Contains(msg, "FUNDAY") {
+					t.Fatalf("message %q does not name the field weekdays and the value FUNDAY: %s", msg, w.Body.String())
+				}
+			})
+		}
+		var n int64
+		must(t, db.Model(&models.Campaign{}).Where("name = 'lunch'").Count(&n).Error)
+		if n != 0 {
+			t.Fatal("a campaign with an unknown weekday was written")
+		}
+	})
+}

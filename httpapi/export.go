@@ -369,11 +369,12 @@ func (e *exporter) coupons(ctx context.Context, actor services.Actor, r *http.Re
 	}
 	return &table{
 		name:     fmt.Sprintf("coupons-campaign-%d", camp.ID),
-		headerEn: []string{"code", "formatted", "status", "customer", "issued at"},
-		headerZh: []string{"券码", "券码(分组)", "状态", "客户", "发放时间"},
+		headerEn: []string{"code", "formatted", "status", "customer", "issued at", "uses total", "uses left"},
+		headerZh: []string{"券码", "券码(分组)", "状态", "客户", "发放时间", "总次数", "剩余次数"},
 		rows: func(emit func([]any) error) error {
 			return stream(func(c models.Coupon) error {
-				return emit([]any{c.Code, services.FormatCouponCode(c.Code), string(c.Status), deref(c.CustomerRef), localTime(&c.CreatedAt, loc)})
+				return emit([]any{c.Code, services.FormatCouponCode(c.Code), string(c.Status), deref(c.CustomerRef), localTime(&c.CreatedAt, loc),
+					c.UsesTotal, c.UsesLeft})
 			})
 		},
 	}, nil
@@ -396,18 +397,28 @@ func (e *exporter) redemptions(ctx context.Context, actor services.Actor, r *htt
 	return &table{
 		name: "redemptions",
 		headerEn: []string{"redemption", "request id", "operation", "status", "reject reason", "release reason", "store",
-			"coupon", "order amount (yuan)", "discount (yuan)", "order", "created at", "finished at", "operator"},
+			"coupon", "order amount (yuan)", "discount (yuan)", "order", "created at", "finished at", "operator",
+			"use_no", "customer_ref"},
 		headerZh: []string{"核销单号", "请求号", "方式", "状态", "拒绝原因", "释放原因", "门店", "券码", "订单金额(元)", "优惠金额(元)",
-			"订单号", "创建时间", "完成时间", "操作员"},
+			"订单号", "创建时间", "完成时间", "操作员", "第几次使用", "客户"},
 		rows: func(emit func([]any) error) error {
 			return stream(func(fl models.FlowExportRow) error {
 				return emit([]any{fl.RedeemNo, fl.RequestID, string(fl.Operation), string(fl.Status), deref(fl.RejectReason),
 					deref(fl.ReleaseReason), fl.StoreCode, fl.CouponCode, yuan(fl.OrderAmount),
 					yuan(fl.DiscountAmount), deref(fl.OrderRef), localTime(&fl.CreatedAt, loc), localTime(fl.FinishedAt, loc),
-					fl.OperatorName})
+					fl.OperatorName, useNo(fl.UseNo), deref(fl.CustomerRef)})
 			})
 		},
 	}, nil
+}
+
+// useNo is a ledger row's use of its coupon, empty for a flow that took
+// none (REJECTED).
+func useNo(n int64) any {
+	if n == 0 {
+		return ""
+	}
+	return n
 }
 
 func deref[T any](p *T) T {

@@ -2,7 +2,9 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -87,20 +89,67 @@ func TestExports(t *testing.T) {
 			sys, err := svc.Redemptions.Redeem(ctx, admin, services.RedeemInput{Code: issued.Codes[1], StoreID: till.StoreIDs[0],
 				RequestID: "export-op-2", OrderAmount: 500})
 			must(t, err)
-			for _, tt := range []struct{ lang, header string }{{"", "operator"}, {"zh", "操作员"}} {
+			// The operator keeps its column (14th); the use and the
+			// customer were added after it.
+			for _, tt := range []struct{ lang, header string }{{"", "operator,use_no,customer_ref"}, {"zh", "操作员,第几次使用,客户"}} {
 				w := get(finance, "/export/redemptions.csv?lang="+tt.lang)
 				lines := strings.Split(strings.TrimSpace(strings.TrimPrefix(w.Body.String(), "\xef\xbb\xbf")), "\n")
-				if w.Code != http.StatusOK || len(lines) != 3 || !strings.HasSuffix(strings.TrimSpace(lines[0]), ","+tt.header) {
+				if w.Code != http.StatusOK || len(lines) != 3 || !strings.HasSuffix(strings.TrimSpace(lines[0]), ","+tt.header) ||
+					strings.Count(lines[0], ",") != 15 {
 					t.Fatalf("HTTP %d %s", w.Code, w.Body.String())
 				}
 				rows := map[string]string{}
 				for _, l := range lines[1:] {
 					cells := strings.Split(strings.TrimSpace(l), ",")
-					rows[cells[0]] = cells[len(cells)-1]
+					rows[cells[0]] = cells[13]
+					if cells[14] != "1" || cells[15] != "" {
+						t.Fatalf("use and customer of %s: %q, %q; want 1 and none", cells[0], cells[14], cells[15])
+					}
 				}
 				if rows[red.RedeemNo] != "till 7" || rows[sys.RedeemNo] != "" {
 					t.Fatalf("operators %v, want till 7 for %s and none for %s", rows, red.RedeemNo, sys.RedeemNo)
 				}
+			}
+		})
+		t.Run("the ledger shows each use of a card and its customer; the codes show uses total and left", func(t *testing.T) {
+			three := int64(3)
+			card, err := svc.Campaigns.Create(ctx, admin, services.CreateCampaignInput{Name: "card", Type: models.CampaignCash,
+				Value: 100, TotalQuantity: 10, ValidFrom: now.Add(-time.Hour), ValidTo: now.Add(24 * time.Hour), UsesPerCoupon: &three})
+			must(t, err)
+			cards, err := svc.Campaigns.IssueCoupons(ctx, admin, services.IssueInput{CampaignID: card.ID, Count: 1})
+			must(t, err)
+			s1, err := svc.Stores.ByCode(ctx, m.ID, "S1")
+			must(t, err)
+			uses := map[string]string{}
+			for i := range 2 {
+				red, err := svc.Redemptions.Redeem(ctx, admin, services.RedeemInput{Code: cards.Codes[0], StoreID: s1.ID,
+					RequestID: fmt.Sprintf("export-use-%d", i), OrderAmount: 500, CustomerRef: "member-9"})
+				must(t, err)
+				uses[red.RedeemNo] = fmt.Sprint(i + 1)
+			}
+			w := get(finance, "/export/redemptions.csv")
+			recs, err := csv.NewReader(strings.NewReader(strings.TrimPrefix(w.Body.String(), "\xef\xbb\xbf"))).ReadAll()
+			must(t, err)
+			seen := 0
+			for _, r := range recs[1:] {
+				if want, ok := uses[r[0]]; ok {
+					seen++
+					if r[14] != want || r[15] != "member-9" {
+						t.Fatalf("ledger row %v: use %q customer %q, want %s and member-9", r, r[14], r[15], want)
+					}
+				}
+			}
+			if seen != 2 {
+				t.Fatalf("%d of the card's uses in the ledger, want 2", seen)
+			}
+			w = get(finance, "/export/coupons.csv?campaignId="+strconv.FormatInt(card.ID, 10))
+			recs, err = csv.NewReader(strings.NewReader(strings.TrimPrefix(w.Body.String(), "\xef\xbb\xbf"))).ReadAll()
+			must(t, err)
+			if want := "code,formatted,status,customer,issued at,uses total,uses left"; strings.Join(recs[0], ",") != want {
+				t.Fatalf("codes header %q, want %q", strings.Join(recs[0], ","), want)
+			}
+			if len(recs) != 2 || recs[1][0] != cards.Codes[0] || recs[1][5] != "3" || recs[1][6] != "1" {
+				t.Fatalf("codes %v, want the card with 3 uses, 1 left", recs)
 			}
 		})
 		t.Run("statements as xlsx", func(t *testing.T) {

@@ -156,3 +156,117 @@ func TestImportUpload(t *testing.T) {
 		}
 	})
 }
+
+// The upload is held to importCoupons' standard at the scale: a file
+// of 100,000 lines, 10 batches, with 100 planted repeats (50 of a code on an
+// earlier line of the file, in the same batch or an earlier one, and 50 of
+// codes the merchant had before the upload) reports exactly those 100 lines,
+// each with its reason, and writes everything else once.
+func TestImportUploadReportsExactlyTheDuplicates(t *testing.T) {
+	if raceEnabled {
+		t.Skip("run without the race detector by scripts/test.sh")
+	}
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		svc := services.New(db, services.Options{})
+		m, err := svc.Merchants.Create(ctx, "acme", "Acme", "")
+		must(t, err)
+		admin := services.SystemActor(m.ID)
+		now := time.Now().UTC()
+		camp, err := svc.Campaigns.Create(ctx, admin, services.CreateCampaignInput{Name: "c", Type: models.CampaignCash,
+			Value: 100, TotalQuantity: 200_000, ValidFrom: now.Add(-time.Hour), ValidTo: now.Add(24 * time.Hour),
+			CodeSource: models.CodeImported})
+		must(t, err)
+		// 50 codes the merchant already has.
+		existing := make([]string, 50)
+		for i := range existing {
+			existing[i] = fmt.Sprintf("OLD%06d", i)
+		}
+		_, err = svc.Campaigns.ImportCoupons(ctx, admin, services.ImportInput{CampaignID: camp.ID, Codes: existing})
+		must(t, err)
+		tok, _, err := svc.Tokens.Create(ctx, services.CreateTokenInput{MerchantID: m.ID, Role: models.RoleAdmin})
+		must(t, err)
+		srv := httptest.NewServer(httpapi.NewImportHandler(svc, slog.New(slog.DiscardHandler)))
+		defer srv.Close()
+
+		const n = 100_000
+		var b strings.Builder
+		want := map[int64]services.ImportRejectReason{}
+		for i := int64(1); i <= n; i++ { // line i of the file; batch k holds lines 10,000(k-1)+1 to 10,000k
+			switch {
+			case i%2000 == 1000 && i > 2000:
+				// A repeat of the code on line i-1499: 40 whose original
+				// is in the same batch, 9 in the batch before.
+				fmt.Fprintf(&b, "up-%06d\n", i-1499)
+				want[i] = services.ImportDuplicate
+				if (i-1499-1)/10_000 != (i-1)/10_000 {
+					want[i] = services.ImportExists
+				}
+			case i == n-1:
+				// A repeat of line 5, written differently, in the last batch.
+				b.WriteString(" Up 000005\n")
+				want[i] = services.ImportExists
+			case i%2000 == 1500:
+				// A code the merchant had before the upload (lower case).
+				fmt.Fprintf(&b, "old%06d\n", (i-1500)/2000)
+				want[i] = services.ImportExists
+			default:
+				fmt.Fprintf(&b, "up-%06d\n", i)
+			}
+		}
+		if len(want) != 100 {
+			t.Fatalf("the file plants %d repeats, want 100", len(want))
+		}
+		req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("%s/import/coupons.csv?campaignId=%d&requestId=big-1", srv.URL, camp.ID),
+			strings.NewReader(b.String()))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		must(t, err)
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("upload: HTTP %d", resp.StatusCode)
+		}
+		got := map[int64]services.ImportRejectReason{}
+		var last progress
+		batches := 0
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 8<<20)
+		for sc.Scan() {
+			var p progress
+			must(t, json.Unmarshal(sc.Bytes(), &p))
+			if p.Error != nil {
+				t.Fatalf("upload: %s: %s", p.Error.Code, p.Error.Message)
+			}
+			for _, r := range p.RejectedLines {
+				got[r.Line] = r.Reason
+			}
+			if !p.Done {
+				batches++
+			}
+			last = p
+		}
+		must(t, sc.Err())
+		var diff []string
+		for l, r := range want {
+			if got[l] != r {
+				diff = append(diff, fmt.Sprintf("line %d: got %q, want %q", l, got[l], r))
+			}
+		}
+		for l, r := range got {
+			if _, ok := want[l]; !ok {
+				diff = append(diff, fmt.Sprintf("line %d: got %q, want imported", l, r))
+			}
+		}
+		if len(diff) > 0 {
+			t.Fatalf("%d lines differ: %v", len(diff), diff)
+		}
+		if !last.Done || batches != 10 || last.Lines != n || last.Rejected != 100 || last.Imported != n-100 {
+			t.Fatalf("last line %+v after %d batches; want %d imported, 100 rejected in 10 batches", last, batches, n-100)
+		}
+		var count int64
+		must(t, db.Model(&models.Coupon{}).Where("campaign_id = ?", camp.ID).Count(&count).Error)
+		if count != 50+n-100 {
+			t.Fatalf("%d coupons, want %d", count, 50+n-100)
+		}
+	})
+}

@@ -61,6 +61,10 @@ const (
 	// FindingIssuedCountMismatch: a campaign whose issued and reissued counters
 	// do not add up to its coupons.
 	FindingIssuedCountMismatch FindingKind = "ISSUED_COUNT_MISMATCH"
+	// FindingAllowanceCountMismatch: a counter of the limits at redemption
+	// (perCustomerLimit, perCustomerDailyLimit, perStoreDailyLimit) that does
+	// not equal the held and succeeded, unrefunded uses it counts.
+	FindingAllowanceCountMismatch FindingKind = "ALLOWANCE_COUNT_MISMATCH"
 	// FindingLookupFailing: compensation could not learn the outcome of a stuck
 	// redemption from the fulfillment adapter after repeated tries.
 	FindingLookupFailing FindingKind = "LOOKUP_FAILING"

@@ -321,6 +321,11 @@ type FlowExportRow struct {
 	CreatedAt      time.Time
 	FinishedAt     *time.Time
 	OperatorName   string
+	// UseNo is the use of its coupon the flow took (1 to the coupon's uses
+	// total; 0 for a REJECTED one); CustomerRef the customer the use counts
+	// for, nil for none.
+	UseNo       int64
+	CustomerRef *string
 }
 
 // EachFlowForExport calls fn with the merchant's redemption flows that match
@@ -335,7 +340,7 @@ func EachFlowForExport(db *gorm.DB, merchantID int64, f FlowFilter, batch int, f
   redemption_flows.status, redemption_flows.reject_reason, redemption_flows.release_reason,
   COALESCE(s.code, '') AS store_code, COALESCE(c.code, '') AS coupon_code, redemption_flows.order_amount,
   redemption_flows.discount_amount, redemption_flows.order_ref, redemption_flows.created_at, redemption_flows.finished_at,
-  COALESCE(t.name, '') AS operator_name`).
+  COALESCE(t.name, '') AS operator_name, redemption_flows.use_no, redemption_flows.customer_ref`).
 			Joins("LEFT JOIN stores s ON s.id = redemption_flows.store_id AND s.merchant_id = redemption_flows.merchant_id").
 			Joins("LEFT JOIN coupons c ON c.id = redemption_flows.coupon_id AND c.merchant_id = redemption_flows.merchant_id").
 			Joins("LEFT JOIN api_tokens t ON t.id = redemption_flows.operator_id AND t.merchant_id = redemption_flows.merchant_id")

@@ -48,12 +48,13 @@ go test -race -count=1 -tags crashpoints -run 'Crash' ./cmd/coupond
 
 step "long single-threaded tests without the race detector (SQLite and PostgreSQL)"
 # These skip themselves under -race (services.SkipUnderRace): the lifecycle
-# model's random plans, the eligibility table, the 100,000-code import and
+# model's random plans, the eligibility table, the 100,000-code imports (call and upload) and
 # issuance past one chunk run one request at a time, take ten times as long
 # with the detector, and find nothing the concurrent tests above do not.
 # They run here in full.
 raceFreeTests='^(TestLifecycleModel|TestEligibilityExplained|TestImportReportsExactlyTheDuplicates|TestIssueCouponsPastOneChunk)$'
 go test -count=1 -run "$raceFreeTests" ./services
+go test -count=1 -run '^TestImportUploadReportsExactlyTheDuplicates$' ./httpapi
 
 step "GraphQL over HTTP: the graphql-http audit suite (MUSTs and SHOULDs)"
 (cd graph/testdata/audit && npm ci --no-audit --no-fund --silent && node audit.mjs)

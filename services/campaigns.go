@@ -52,8 +52,13 @@ type CreateCampaignInput struct {
 	// RefundWindowMinutes is how long after redemption a clerk may refund;
 	// nil means 1,440 (one day), 0 means clerks may not refund.
 	RefundWindowMinutes *int64
-	// PerCustomerLimit caps the coupons one customer reference may be issued;
-	// 0 means no limit.
+	// PerCustomerLimit is one number with two uses: it caps the coupons one
+	// customer reference may be issued (or imported for it), and the
+	// successful, unrefunded uses one customer may make of the campaign's
+	// coupons at redemption. 0 means no limit. With single-use coupons the
+	// two agree (a customer's coupons are at most their uses); on a
+	// multi-use campaign it counts uses, so it must be 0 or at least
+	// UsesPerCoupon.
 	PerCustomerLimit int64
 	// CodeSource is where the codes come from; empty means GENERATED.
 	CodeSource models.CodeSource
@@ -205,6 +210,13 @@ func validateCampaign(in *CreateCampaignInput) error {
 	}
 	if *in.UsesPerCoupon < 1 || *in.UsesPerCoupon > MaxUsesPerCoupon {
 		return invalidf("usesPerCoupon must be between 1 and %d", MaxUsesPerCoupon)
+	}
+	if *in.UsesPerCoupon > 1 && in.PerCustomerLimit > 0 && in.PerCustomerLimit < *in.UsesPerCoupon {
+		// One field caps both issuance and uses (the contract): a
+		// limit below one card's uses would stop a customer partway through
+		// their own card.
+		return invalidf("perCustomerLimit caps a customer's uses as well as their coupons: with usesPerCoupon %d it must be 0 or at least %d",
+			*in.UsesPerCoupon, *in.UsesPerCoupon)
 	}
 	if in.PerCustomerDailyLimit != nil && *in.PerCustomerDailyLimit < 1 {
 		return invalidf("perCustomerDailyLimit must be at least 1 (omit it for no limit)")

@@ -252,4 +252,51 @@ WHERE {in:k.id} AND k.issued + k.reissued <> COALESCE(s.n, 0)`,
 			return fmt.Sprintf("campaign %d counts %d issued and reissued coupons but has %d", num(r.RefID), num(r.N), num(r.M))
 		},
 	},
+	{
+		kind: models.FindingAllowanceCountMismatch,
+		// Each counter of the limits at redemption against the uses it
+		// counts: the flows that took one (allowance_day set), held or
+		// succeeded and not refunded (a release or a refund gives the use
+		// back in its own transaction), under the campaign's limits that
+		// apply to them. The counters and each scope's uses are one union
+		// summed per counter key, so a counter without uses and uses
+		// without a counter show alike, in one aggregate.
+		sql: `SELECT x.merchant_id, x.campaign_id AS ref_id, x.scope AS a, x.subject AS b, x.day AS c,
+  CAST(SUM(x.used) AS BIGINT) AS n, CAST(SUM(x.uses) AS BIGINT) AS m
+FROM (
+  SELECT a.merchant_id, a.campaign_id, a.scope, a.subject, a.day, a.used, 0 AS uses FROM redemption_allowances a
+  UNION ALL
+  SELECT f.merchant_id, k.id, 'CUSTOMER', f.customer_ref, '', 0, 1
+  FROM redemption_flows f JOIN coupons c ON c.id = f.coupon_id
+  JOIN campaigns k ON k.id = c.campaign_id AND k.merchant_id = f.merchant_id
+  WHERE k.per_customer_limit > 0 AND f.allowance_day <> '' AND f.customer_ref IS NOT NULL AND f.customer_ref <> ''
+    AND f.status IN ('PROCESSING', 'SUCCEEDED') AND NOT EXISTS (SELECT 1 FROM refund_flows r WHERE r.redemption_id = f.id)
+  UNION ALL
+  SELECT f.merchant_id, k.id, 'CUSTOMER_DAY', f.customer_ref, f.allowance_day, 0, 1
+  FROM redemption_flows f JOIN coupons c ON c.id = f.coupon_id
+  JOIN campaigns k ON k.id = c.campaign_id AND k.merchant_id = f.merchant_id
+  WHERE k.per_customer_daily_limit > 0 AND f.allowance_day <> '' AND f.customer_ref IS NOT NULL AND f.customer_ref <> ''
+    AND f.status IN ('PROCESSING', 'SUCCEEDED') AND NOT EXISTS (SELECT 1 FROM refund_flows r WHERE r.redemption_id = f.id)
+  UNION ALL
+  SELECT f.merchant_id, k.id, 'STORE_DAY', CAST(f.store_id AS TEXT), f.allowance_day, 0, 1
+  FROM redemption_flows f JOIN coupons c ON c.id = f.coupon_id
+  JOIN campaigns k ON k.id = c.campaign_id AND k.merchant_id = f.merchant_id
+  WHERE k.per_store_daily_limit > 0 AND f.allowance_day <> ''
+    AND f.status IN ('PROCESSING', 'SUCCEEDED') AND NOT EXISTS (SELECT 1 FROM refund_flows r WHERE r.redemption_id = f.id)
+) x
+GROUP BY x.merchant_id, x.campaign_id, x.scope, x.subject, x.day
+HAVING SUM(x.used) <> SUM(x.uses)`,
+		args: noArgs,
+		subject: func(r checkRow) string {
+			return fmt.Sprintf("%d:%s:%s:%s", num(r.RefID), str(r.A), str(r.B), str(r.C))
+		},
+		details: func(r checkRow) string {
+			day := ""
+			if str(r.C) != "" {
+				day = " on " + str(r.C)
+			}
+			return fmt.Sprintf("campaign %d's %s limit counter of %s%s counts %d uses, but %d held or succeeded, unrefunded uses count against it",
+				num(r.RefID), str(r.A), str(r.B), day, num(r.N), num(r.M))
+		},
+	},
 }

@@ -236,3 +236,146 @@ func deref[T any](p *T) T {
 	}
 	return *p
 }
+
+// Reconciliation holds the limits' counters to the uses they count: after
+// uses that were taken, refunded and released under all three limits, a
+// clean run finds nothing; a counter raised by one, a counter deleted while
+// its uses stand and a counter of no use are each an ALLOWANCE_COUNT_MISMATCH
+// naming the counter, and nothing else is found.
+func TestAllowanceCountersReconcile(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		w := newWorld(t, db)
+		ctx := context.Background()
+		camp := w.newCampaign(services.CreateCampaignInput{Name: "limited", Type: models.CampaignCash, Value: 500,
+			TotalQuantity: 1000, PerCustomerLimit: 5, PerCustomerDailyLimit: int64p(3), PerStoreDailyLimit: int64p(10)})
+		codes := w.issue(camp, 6)
+		redeem := func(i int, customer string) *models.RedemptionFlow {
+			f, err := w.svc.Redemptions.Redeem(ctx, w.clerkA, services.RedeemInput{Code: codes[i], StoreID: w.storeA.ID,
+				RequestID: fmt.Sprintf("al-%d", i), OrderAmount: 5000, CustomerRef: customer})
+			must(t, err)
+			return f
+		}
+		redeem(0, "alice")
+		refunded := redeem(1, "alice")
+		redeem(2, "bob")
+		redeem(3, "")
+		_, err := w.svc.Redemptions.Refund(ctx, w.admin, services.RefundInput{RedeemNo: refunded.RedeemNo, RequestID: "al-rf"})
+		must(t, err)
+		w.ful.failWith(fmt.Errorf("printer offline: %w", services.ErrFulfilmentRejected))
+		if f := redeem(4, "alice"); f.Status != models.FlowReleased {
+			t.Fatalf("failed fulfilment: %+v", f)
+		}
+		w.ful.failWith(nil)
+		// A use held by a two-phase reservation counts as well.
+		held, err := w.svc.Redemptions.Reserve(ctx, w.clerkA, services.RedeemInput{Code: codes[5], StoreID: w.storeA.ID,
+			RequestID: "al-held", OrderAmount: 5000, CustomerRef: "carol"})
+		must(t, err)
+		if held.Status != models.FlowProcessing {
+			t.Fatalf("reserve: %+v", held)
+		}
+		w.noViolations(t)
+
+		day := refunded.AllowanceDay
+		store := fmt.Sprint(w.storeA.ID)
+		var storeUsed int64
+		must(t, db.Raw(`SELECT used FROM redemption_allowances WHERE campaign_id = ? AND scope = 'STORE_DAY'`, camp.ID).Scan(&storeUsed).Error)
+		if storeUsed != 4 {
+			t.Fatalf("store counter %d, want 4 (alice, bob, the anonymous use and carol's held one)", storeUsed)
+		}
+		mustExec := func(sql string, args ...any) {
+			t.Helper()
+			if res := db.Exec(sql, args...); res.Error != nil || res.RowsAffected != 1 {
+				t.Fatalf("%s: %v, %d rows", sql, res.Error, res.RowsAffected)
+			}
+		}
+		mustExec(`UPDATE redemption_allowances SET used = used + 1 WHERE campaign_id = ? AND scope = 'STORE_DAY'`, camp.ID)
+		mustExec(`DELETE FROM redemption_allowances WHERE campaign_id = ? AND scope = 'CUSTOMER' AND subject = 'bob'`, camp.ID)
+		mustExec(`INSERT INTO redemption_allowances (merchant_id, campaign_id, scope, subject, day, used) VALUES (?, ?, 'CUSTOMER_DAY', 'dave', ?, 2)`,
+			w.merchant.ID, camp.ID, day)
+		vs, err := w.svc.Reconciliation.Check(ctx)
+		must(t, err)
+		got := map[string]string{}
+		for _, v := range vs {
+			if v.Kind != models.FindingAllowanceCountMismatch || v.MerchantID != w.merchant.ID {
+				t.Fatalf("unexpected violation %+v", v)
+			}
+			got[v.Key] = v.Details
+		}
+		k := func(scope, subject, day string) string {
+			return fmt.Sprintf("ALLOWANCE_COUNT_MISMATCH:%d:%s:%s:%s", camp.ID, scope, subject, day)
+		}
+		want := map[string]string{
+			k("STORE_DAY", store, day): fmt.Sprintf("campaign %d's STORE_DAY limit counter of %s on %s counts 5 uses, "+
+				"but 4 held or succeeded, unrefunded uses count against it", camp.ID, store, day),
+			k("CUSTOMER", "bob", ""): fmt.Sprintf("campaign %d's CUSTOMER limit counter of bob counts 0 uses, "+
+				"but 1 held or succeeded, unrefunded uses count against it", camp.ID),
+			k("CUSTOMER_DAY", "dave", day): fmt.Sprintf("campaign %d's CUSTOMER_DAY limit counter of dave on %s counts 2 uses, "+
+				"but 0 held or succeeded, unrefunded uses count against it", camp.ID, day),
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("violations\n%v\nwant\n%v", got, want)
+		}
+		// The job writes them as findings finance sees.
+		_, err = w.svc.Reconciliation.Reconcile(ctx)
+		must(t, err)
+		if n := w.count(&models.Finding{}, "kind = ?", models.FindingAllowanceCountMismatch); n != 3 {
+			t.Fatalf("%d ALLOWANCE_COUNT_MISMATCH findings, want 3", n)
+		}
+	})
+}
+
+// perCustomerLimit caps both a customer's coupons and their uses, so on a
+// multi-use campaign it must leave room for a whole card: below
+// usesPerCoupon it is BAD_USER_INPUT naming it and nothing is written; 0 (no
+// limit) or a multiple of usesPerCoupon is taken.
+func TestPerCustomerLimitOnCards(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		w := newWorld(t, db)
+		ctx := context.Background()
+		tests := []struct {
+			name       string
+			uses, per  int64
+			wantRefuse bool
+		}{
+			{"single use, limit 1", 1, 1, false},
+			{"card of 3, limit 1", 3, 1, true},
+			{"card of 3, limit 2", 3, 2, true},
+			{"card of 3, limit 3", 3, 3, false},
+			{"card of 3, two cards", 3, 6, false},
+			{"card of 3, no limit", 3, 0, false},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				before := w.count(&models.Campaign{}, "1 = 1")
+				_, err := w.svc.Campaigns.Create(ctx, w.admin, services.CreateCampaignInput{Name: tt.name, Type: models.CampaignCash,
+					Value: 500, TotalQuantity: 10, ValidFrom: w.clock.Now().Add(-time.Hour), ValidTo: w.clock.Now().Add(time.Hour),
+					UsesPerCoupon: int64p(tt.uses), PerCustomerLimit: tt.per})
+				if !tt.wantRefuse {
+					must(t, err)
+					return
+				}
+				wantCode(t, err, "BAD_USER_INPUT")
+				if !strings.Contains(err.Error(), "perCustomerLimit") {
+					t.Fatalf("%v does not name perCustomerLimit", err)
+				}
+				if w.count(&models.Campaign{}, "1 = 1") != before {
+					t.Fatal("a refused campaign was written")
+				}
+			})
+		}
+		// A customer with a 3-use card and perCustomerLimit 3 uses all of it.
+		camp := w.newCampaign(services.CreateCampaignInput{Name: "card", Type: models.CampaignCash, Value: 500,
+			TotalQuantity: 10, UsesPerCoupon: int64p(3), PerCustomerLimit: 3})
+		code := w.issue(camp, 1)[0]
+		for i := range 4 {
+			f, err := w.svc.Redemptions.Redeem(ctx, w.clerkA, services.RedeemInput{Code: code, StoreID: w.storeA.ID,
+				RequestID: fmt.Sprintf("card-%d", i), OrderAmount: 5000, CustomerRef: "erin"})
+			must(t, err)
+			if want := models.FlowSucceeded; i < 3 && f.Status != want {
+				t.Fatalf("use %d: %+v", i+1, f)
+			} else if i == 3 && f.Status != models.FlowRejected {
+				t.Fatalf("a fourth use: %+v", f)
+			}
+		}
+	})
+}

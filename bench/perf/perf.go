@@ -180,6 +180,10 @@ type Result struct {
 	// Scale is the knees of the beyond-one-machine comparison (Only
 	// "scale"): pooling, replicas behind haproxy, tracing.
 	Scale []ScaleRow `json:"scale,omitempty"`
+	// Products are the coupon products' rows: the knee with weekday and
+	// time rules against without, and the per-store daily limit's rate
+	// (alone with Only "products").
+	Products *ProductRows `json:"products,omitempty"`
 }
 
 func (c Config) logf(format string, a ...any) {
@@ -214,7 +218,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.Host, _ = os.Hostname()
 	res.LoadAvg = append(res.LoadAvg, loadavg())
 	host0 := harness.ReadHostCPU()
-	if cfg.Only == "redis" || cfg.Only == "scale" || cfg.Only == "reconciliation" {
+	if cfg.Only == "redis" || cfg.Only == "scale" || cfg.Only == "reconciliation" || cfg.Only == "products" {
 		res.Only = cfg.Only
 		run := func() error { return redisReplicas(ctx, cfg, res, cfg.Knee) }
 		switch cfg.Only {
@@ -222,6 +226,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			run = func() error { return scaleKnees(ctx, cfg, res) }
 		case "reconciliation":
 			run = func() error { return yieldingOnly(ctx, cfg, res) }
+		case "products":
+			run = func() error { return productsOnly(ctx, cfg, res) }
 		}
 		err := run()
 		res.WallSeconds = round(time.Since(start).Seconds())
@@ -464,6 +470,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	// below run without.
 	if err := webhookScenarios(ctx, cfg, fx, res, audit, nLoad, rampTo, rampOver, stepSecs); err != nil {
 		return nil, fmt.Errorf("webhooks: %w", err)
+	}
+
+	// The coupon products' rows: the knee with weekday and time rules
+	// against without, from the sustained knee, and the rate one store
+	// sustains under a per-store daily limit.
+	if err := productScenarios(ctx, cfg, fx, res, audit, res.Knee, stepSecs); err != nil {
+		return nil, fmt.Errorf("products: %w", err)
 	}
 
 	// What HTTP and GraphQL alone cost for a burst like the hot coupon's.

@@ -3072,7 +3072,7 @@ type Campaign {
   issued: Int!
   "Replacement coupons issued by refunds with reissue."
   reissued: Int!
-  "Most coupons one customer may be issued; 0 means no limit."
+  "Most coupons one customer reference may be issued, and most successful, unrefunded uses one customer may make of the campaign's coupons at redemption (one number for both; see CreateCampaignInput.perCustomerLimit); 0 means no limit."
   perCustomerLimit: Int!
   "Minutes after redemption during which a clerk may refund; 0 means clerks may not."
   refundWindowMinutes: Int!
@@ -3144,7 +3144,11 @@ input CreateCampaignInput {
   totalQuantity: Int!
   "Minutes after redemption during which a clerk may refund; omitted means 1440, 0 means clerks may not."
   refundWindowMinutes: Int
-  "Most coupons one customer reference may be issued, and most successful uses one customer may make of the campaign's coupons at redemption (a use counts for the coupon's customer, or the request's customerRef for an anonymous coupon; a refunded use gives its allowance back); omitted or 0 means no limit."
+  """
+  One number with two uses: the most coupons one customer reference may be issued or imported (over it, issuing is CUSTOMER_LIMIT_EXCEEDED), and the most successful, unrefunded uses one customer may make of the campaign's coupons at redemption (over it, the redemption is REJECTED with CUSTOMER_LIMIT_REACHED). A use counts for the coupon's customer, or the request's customerRef for an anonymous coupon; a refunded use gives its allowance back. Omitted or 0 means no limit.
+
+  With single-use coupons the two agree: a customer's coupons are at most their uses. On a multi-use campaign (usesPerCoupon above 1) it counts uses, not cards: a value below usesPerCoupon is BAD_USER_INPUT, since a customer could not finish their own card; to allow each customer k cards, give k × usesPerCoupon.
+  """
   perCustomerLimit: Int
   "Where its codes come from; omitted means GENERATED. An IMPORTED campaign takes the merchant's own codes through importCoupons, and issueCoupons refuses it."
   codeSource: CodeSource
@@ -3158,7 +3162,7 @@ input CreateCampaignInput {
   perStoreDailyLimit: Int
   "Each coupon is valid for this many days (of 24 hours) from its issue, never past validTo; at least 1, omitted means until validTo."
   validDaysAfterIssue: Int
-  "The merchant-local weekdays the coupons can be used on; omitted or empty means every day. Another day is REJECTED with NOT_VALID_TODAY."
+  "The merchant-local weekdays the coupons can be used on; omitted or empty means every day. Another day is REJECTED with NOT_VALID_TODAY. A day given twice is BAD_USER_INPUT; a value that is not a Weekday (FUNDAY) fails the request's validation, GRAPHQL_VALIDATION_FAILED with a message naming the field and the value (\"$in.weekdays[1]: FUNDAY is not a valid Weekday\"), and nothing runs."
   weekdays: [Weekday!]
   "The merchant-local time of day the coupons can be used in; omitted means all day. Outside it is REJECTED with OUTSIDE_HOURS."
   dailyWindow: DailyWindowInput
@@ -3557,6 +3561,8 @@ enum FindingKind {
   ILLEGAL_TRANSITION
   "A campaign whose issued counters do not add up to its coupons."
   ISSUED_COUNT_MISMATCH
+  "A counter of the limits at redemption (perCustomerLimit, perCustomerDailyLimit, perStoreDailyLimit) that does not equal the held and succeeded, unrefunded uses it counts."
+  ALLOWANCE_COUNT_MISMATCH
   "Compensation could not learn a stuck redemption's outcome from the order system."
   LOOKUP_FAILING
   "A webhook endpoint failed every attempt for 3 days and was disabled."

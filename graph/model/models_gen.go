@@ -156,7 +156,9 @@ type CreateCampaignInput struct {
 	TotalQuantity int64 `json:"totalQuantity"`
 	// Minutes after redemption during which a clerk may refund; omitted means 1440, 0 means clerks may not.
 	RefundWindowMinutes *int64 `json:"refundWindowMinutes,omitempty"`
-	// Most coupons one customer reference may be issued, and most successful uses one customer may make of the campaign's coupons at redemption (a use counts for the coupon's customer, or the request's customerRef for an anonymous coupon; a refunded use gives its allowance back); omitted or 0 means no limit.
+	// One number with two uses: the most coupons one customer reference may be issued or imported (over it, issuing is CUSTOMER_LIMIT_EXCEEDED), and the most successful, unrefunded uses one customer may make of the campaign's coupons at redemption (over it, the redemption is REJECTED with CUSTOMER_LIMIT_REACHED). A use counts for the coupon's customer, or the request's customerRef for an anonymous coupon; a refunded use gives its allowance back. Omitted or 0 means no limit.
+	//
+	// With single-use coupons the two agree: a customer's coupons are at most their uses. On a multi-use campaign (usesPerCoupon above 1) it counts uses, not cards: a value below usesPerCoupon is BAD_USER_INPUT, since a customer could not finish their own card; to allow each customer k cards, give k × usesPerCoupon.
 	PerCustomerLimit *int64 `json:"perCustomerLimit,omitempty"`
 	// Where its codes come from; omitted means GENERATED. An IMPORTED campaign takes the merchant's own codes through importCoupons, and issueCoupons refuses it.
 	CodeSource *models.CodeSource `json:"codeSource,omitempty"`
@@ -170,7 +172,7 @@ type CreateCampaignInput struct {
 	PerStoreDailyLimit *int64 `json:"perStoreDailyLimit,omitempty"`
 	// Each coupon is valid for this many days (of 24 hours) from its issue, never past validTo; at least 1, omitted means until validTo.
 	ValidDaysAfterIssue *int64 `json:"validDaysAfterIssue,omitempty"`
-	// The merchant-local weekdays the coupons can be used on; omitted or empty means every day. Another day is REJECTED with NOT_VALID_TODAY.
+	// The merchant-local weekdays the coupons can be used on; omitted or empty means every day. Another day is REJECTED with NOT_VALID_TODAY. A day given twice is BAD_USER_INPUT; a value that is not a Weekday (FUNDAY) fails the request's validation, GRAPHQL_VALIDATION_FAILED with a message naming the field and the value ("$in.weekdays[1]: FUNDAY is not a valid Weekday"), and nothing runs.
 	Weekdays []Weekday `json:"weekdays,omitempty"`
 	// The merchant-local time of day the coupons can be used in; omitted means all day. Outside it is REJECTED with OUTSIDE_HOURS.
 	DailyWindow *DailyWindowInput `json:"dailyWindow,omitempty"`

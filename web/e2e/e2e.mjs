@@ -605,6 +605,37 @@ async function main() {
     }
   });
 
+  await step('ADMIN: a 3-use card: the timeline numbers each use and says how many are left', async () => {
+    const now = Date.now();
+    const created = await gql(s.base, s.admin, 'mutation($in: CreateCampaignInput!) { createCampaign(input: $in) { id } }', {
+      in: { name: `E2E card ${now % 100000}`, type: 'CASH', value: 500, totalQuantity: 5, usesPerCoupon: 3,
+        validFrom: new Date(now - 3600_000).toISOString(), validTo: new Date(now + 86400_000).toISOString() },
+    });
+    const id = created.data?.createCampaign.id;
+    if (!id) throw new Error(`card campaign: ${JSON.stringify(created)}`);
+    const issued = await gql(s.base, s.admin, 'mutation($in: IssueCouponsInput!) { issueCoupons(input: $in) { codes } }', { in: { campaignId: id, count: 1 } });
+    const card = issued.data?.issueCoupons.codes[0];
+    if (!card) throw new Error(`card issue: ${JSON.stringify(issued)}`);
+    const clerk = await gql(s.base, s.clerk, '{ viewer { storeIds } }');
+    const storeId = clerk.data?.viewer.storeIds[0];
+    for (const [i, customerRef] of ['e2e-member', 'e2e-member'].entries()) {
+      const r = await gql(s.base, s.clerk, 'mutation($in: RedeemCouponInput!) { redeemCoupon(input: $in) { status useNo } }', {
+        in: { code: card, storeId, requestId: `e2e-card-${now}-${i}`, orderAmount: 2000, customerRef },
+      });
+      if (r.data?.redeemCoupon.status !== 'SUCCEEDED' || r.data.redeemCoupon.useNo !== i + 1) throw new Error(`card use ${i + 1}: ${JSON.stringify(r)}`);
+    }
+    await page.goto(`${s.base}/coupons/${card}`);
+    const timeline = page.getByTestId('timeline');
+    await timeline.waitFor();
+    const text = await timeline.innerText();
+    expectText(text, /use 1 of 3[\s\S]*2 left after it[\s\S]*use 2 of 3[\s\S]*1 left after it/, 'uses on the timeline');
+    const uses = await page.getByTestId('coupon-redemptions').getByTestId('redemption-use').allInnerTexts();
+    if (uses.sort().join(',') !== '1 / 3,2 / 3') throw new Error(`uses in the redemptions table: ${uses}`);
+    expectText(await page.getByTestId('coupon-redemptions').innerText(), /e2e-member/, 'customer in the redemptions table');
+    await timeline.scrollIntoViewIfNeeded();
+    await shot(page, '15g-card-timeline');
+  });
+
   await step('ADMIN: import codes from a CSV file, with progress and the per-line report', async () => {
     const name = `E2E imported ${Date.now() % 100000}`;
     await page.locator('.nav-link[data-nav="/campaigns"]').click();

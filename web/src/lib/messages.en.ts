@@ -154,6 +154,10 @@ export const en = {
   'coupon.usableNext': 'Usable next',
   'coupon.usesLeft': 'Uses left',
   'coupon.usesOf': '{left} of {total}',
+  'coupon.use': 'Use · customer',
+  'coupon.useOf': 'use {n} of {total}',
+  'coupon.useNoOf': '{n} / {total}',
+  'coupon.usesLeftAfter': '{left} left after it',
   'coupon.timeline': 'State timeline',
   'coupon.timelineEmpty': 'No transitions yet: the coupon has not been used.',
   'coupon.issued': 'Issued',
@@ -366,6 +370,7 @@ export const en = {
   'kind.HISTORY_MISMATCH': 'History does not match the coupon',
   'kind.ILLEGAL_TRANSITION': 'Illegal state transition',
   'kind.ISSUED_COUNT_MISMATCH': 'Issued counter mismatch',
+  'kind.ALLOWANCE_COUNT_MISMATCH': 'Limit counter mismatch',
   'kind.LOOKUP_FAILING': 'Order system lookups failing',
 
   'jobs.runs': 'Runs',

@@ -155,6 +155,10 @@ export const zh: Messages = {
   'coupon.usableNext': '下次可用时间',
   'coupon.usesLeft': '剩余次数',
   'coupon.usesOf': '{left} / {total} 次',
+  'coupon.use': '次序 · 客户',
+  'coupon.useOf': '第 {n} 次（共 {total} 次）',
+  'coupon.useNoOf': '{n} / {total}',
+  'coupon.usesLeftAfter': '此后剩余 {left} 次',
   'coupon.timeline': '状态时间线',
   'coupon.timelineEmpty': '尚无状态变化：此券还未使用。',
   'coupon.issued': '发放',
@@ -366,6 +370,7 @@ export const zh: Messages = {
   'kind.HISTORY_MISMATCH': '状态历史与券不符',
   'kind.ILLEGAL_TRANSITION': '非法状态变更',
   'kind.ISSUED_COUNT_MISMATCH': '发放计数不符',
+  'kind.ALLOWANCE_COUNT_MISMATCH': '限额计数不符',
   'kind.LOOKUP_FAILING': '订单系统查询持续失败',
 
   'jobs.runs': '运行记录',

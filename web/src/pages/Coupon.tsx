@@ -62,6 +62,8 @@ export const CouponDetailDocument = graphql(`
         requestId
         operation
         status
+        useNo
+        customerRef
         rejectReason
         releaseReason
         store {
@@ -130,10 +132,51 @@ function operatorsByFlow(coupon: C): Map<string, OperatorLike | null> {
   return m;
 }
 
+/**
+ * usesByFlow maps redemption and refund numbers to the use of the coupon they
+ * concern (a refund: the use of the redemption it reverses) and whether that
+ * redemption succeeded; uses numbered 0 (rejected) are left out.
+ */
+function usesByFlow(coupon: C): Map<string, { useNo: number; succeeded: boolean }> {
+  const byRedeemNo = new Map<string, { useNo: number; succeeded: boolean }>();
+  for (const r of coupon.redemptions) {
+    if (r.useNo > 0) byRedeemNo.set(r.redeemNo, { useNo: r.useNo, succeeded: r.status === 'SUCCEEDED' });
+  }
+  const m = new Map(byRedeemNo);
+  for (const r of coupon.refunds) {
+    const use = byRedeemNo.get(r.redemption.redeemNo);
+    if (use) m.set(r.refundNo, use);
+  }
+  return m;
+}
+
+/**
+ * TimelineUse says which use of a multi-use card a transition belongs to and,
+ * on the transition that confirmed it, how many uses were left after it.
+ */
+function TimelineUse({ use, total, from, to }: { use?: { useNo: number; succeeded: boolean }; total: number; from: string; to: string }) {
+  const { t } = useI18n();
+  if (!use || total <= 1) return null;
+  const confirmed = use.succeeded && from === 'REDEEMING' && (to === 'UNUSED' || to === 'REDEEMED');
+  return (
+    <>
+      <span className="timeline-use" data-testid="timeline-use">
+        {t('coupon.useOf', { n: use.useNo, total })}
+      </span>
+      {confirmed && (
+        <span className="timeline-use" data-testid="timeline-left">
+          {t('coupon.usesLeftAfter', { left: total - use.useNo })}
+        </span>
+      )}
+    </>
+  );
+}
+
 function Timeline({ coupon }: { coupon: C }) {
   const { t } = useI18n();
   const fmt = useFormat();
   const operators = operatorsByFlow(coupon);
+  const uses = usesByFlow(coupon);
   return (
     <ol className="timeline" data-testid="timeline">
       <li className="timeline-item">
@@ -158,6 +201,7 @@ function Timeline({ coupon }: { coupon: C }) {
             <div className="timeline-meta">
               <span>{fmt.dateTime(tr.createdAt)}</span>
               <span>v{tr.versionAfter}</span>
+              <TimelineUse use={uses.get(tr.flowNo)} total={coupon.usesTotal} from={tr.fromStatus} to={tr.toStatus} />
               {tr.store && <span>{tr.store.name}</span>}
               <span>
                 {t('coupon.flow')} <code>{tr.flowNo}</code>
@@ -233,6 +277,7 @@ export function CouponPage() {
   const [refunded, setRefunded] = useState<{ refundNo: string; amount: number; reissued?: string } | null>(null);
   const [voided, setVoided] = useState(false);
   const canRefund = role === 'ADMIN' || role === 'CLERK';
+  const usesTotal = res.data?.coupon?.usesTotal ?? 1;
   const rcols = useMemo(
     () => [
       rcol.accessor('redeemNo', {
@@ -253,6 +298,25 @@ export function CouponPage() {
             <StatusBadge status={c.getValue()} />
             {c.row.original.rejectReason && <div className="cell-note">{tk(`reject.${c.row.original.rejectReason}`)}</div>}
             {c.row.original.releaseReason && <div className="cell-note">{tk(`release.${c.row.original.releaseReason}`)}</div>}
+          </div>
+        ),
+      }),
+      rcol.accessor('useNo', {
+        header: t('coupon.use'),
+        cell: (c) => (
+          <div>
+            {c.getValue() > 0 ? (
+              <span className="nowrap" data-testid="redemption-use">
+                {t('coupon.useNoOf', { n: c.getValue(), total: usesTotal })}
+              </span>
+            ) : (
+              <span className="muted">—</span>
+            )}
+            {c.row.original.customerRef && (
+              <div className="cell-note" title={t('coupon.customer')}>
+                {c.row.original.customerRef}
+              </div>
+            )}
           </div>
         ),
       }),
@@ -290,7 +354,7 @@ export function CouponPage() {
         },
       }),
     ],
-    [t, tk, fmt, canRefund, reexecute],
+    [t, tk, fmt, canRefund, reexecute, usesTotal],
   );
   const fcols = useMemo(
     () => [

@@ -1,0 +1,283 @@
+package perf
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"coupond/bench/harness"
+	"coupond/bench/load"
+)
+
+// RulesKneeTarget is the issue's bound: the knee on campaigns with weekday
+// and time rules is at least this share of the knee without, in the same run.
+const RulesKneeTarget = 0.95
+
+// StoreLimitP99MS is the p99 the per-store daily limit's rate is measured at.
+const StoreLimitP99MS = 50
+
+// ProductRows are the rows of the coupon products (issue 15): the sustained
+// knee on a campaign with weekday and time-of-day rules against a plain one,
+// measured the same way in the same run, and the highest rate one store
+// sustains on a campaign with a per-store daily limit.
+type ProductRows struct {
+	// StepSeconds is each constant run's length.
+	StepSeconds float64 `json:"step_seconds"`
+	// KneePlain and KneeRules are the sustained knees (p99 <= 100 ms, no
+	// errors, nothing rejected): the plain campaign's and that of a campaign
+	// with all seven weekdays and a daily window covering the day but one
+	// minute, half a day away from the run. Both step down from the same
+	// start by 5%, so their ratio is read to one step.
+	KneeStart  float64    `json:"knee_start_per_sec"`
+	KneePlain  float64    `json:"knee_plain_per_sec"`
+	KneeRules  float64    `json:"knee_rules_per_sec"`
+	PlainSteps []KneeStep `json:"knee_plain_steps"`
+	RulesSteps []KneeStep `json:"knee_rules_steps"`
+	Window     string     `json:"rules_window"`
+	// StoreLimitRate is the highest rate, of steps going up, at which all
+	// redemptions at one store of a campaign with a perStoreDailyLimit
+	// (never reached) kept p99 <= StoreLimitP99MS with no errors; 0 when the
+	// first step did not hold. StoreLimitReason says why the steps stopped.
+	StoreLimit       int64      `json:"store_daily_limit"`
+	StoreLimitRate   float64    `json:"store_limit_rate_per_sec"`
+	StoreLimitSteps  []KneeStep `json:"store_limit_steps"`
+	StoreLimitReason string     `json:"store_limit_reason"`
+}
+
+// productCampaign creates a campaign with extra input fields, issues n codes
+// and returns them.
+func productCampaign(ctx context.Context, fx *harness.Fixture, name string, n int, extra map[string]any) ([]string, error) {
+	now := time.Now().UTC()
+	in := map[string]any{"name": name, "type": "CASH", "value": 1000, "minSpend": 0,
+		"validFrom": now.Add(-24 * time.Hour).Format(time.RFC3339), "validTo": now.Add(365 * 24 * time.Hour).Format(time.RFC3339),
+		"totalQuantity": n, "refundWindowMinutes": 1440}
+	for k, v := range extra {
+		in[k] = v
+	}
+	var out struct {
+		CreateCampaign struct{ ID string } `json:"createCampaign"`
+	}
+	if err := fx.Admin.Do(ctx, `mutation($in: CreateCampaignInput!) { createCampaign(input: $in) { id } }`,
+		map[string]any{"in": in}, &out); err != nil {
+		return nil, fmt.Errorf("create campaign %s: %w", name, err)
+	}
+	if _, err := harness.Issue(ctx, fx.Admin, out.CreateCampaign.ID, n); err != nil {
+		return nil, err
+	}
+	return harness.Codes(ctx, fx.Pool, out.CreateCampaign.ID)
+}
+
+// wholeDayWindow is a daily window in the merchant's time zone that covers
+// every minute but one, that one half a day from now: a window with from ==
+// to is refused, and the rules must cost their check without rejecting.
+func wholeDayWindow(ctx context.Context, fx *harness.Fixture) (map[string]any, error) {
+	var tz string
+	if err := fx.Pool.QueryRow(ctx, `SELECT timezone FROM merchants WHERE code = $1`, fx.Merchant.Code).Scan(&tz); err != nil {
+		return nil, fmt.Errorf("merchant time zone: %w", err)
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		return nil, err
+	}
+	from := time.Now().In(loc).Add(12 * time.Hour)
+	to := from.Add(-time.Minute)
+	return map[string]any{"from": from.Format("15:04"), "to": to.Format("15:04")}, nil
+}
+
+// productScenarios measures the products' rows on fx, starting the knees at
+// start (the main run's sustained knee, or a short ramp's under ONLY), with
+// constant runs of step.
+func productScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res *Result, audit func(*Scenario) error,
+	start float64, step time.Duration) error {
+	rows := &ProductRows{StepSeconds: step.Seconds(), KneeStart: math.Round(start)}
+	res.Products = rows
+	url := fx.Server.URL() + "/graphql"
+	// Enough codes for six steps at the start rate.
+	n := int(start*step.Seconds())*6 + 1000 + 200
+	window, err := wholeDayWindow(ctx, fx)
+	if err != nil {
+		return err
+	}
+	rows.Window = fmt.Sprintf("%s-%s", window["from"], window["to"])
+	cfg.logf("products: plain and rules campaigns of %d codes each (window %s)", n, rows.Window)
+	plain, err := productCampaign(ctx, fx, "products-plain", n, nil)
+	if err != nil {
+		return err
+	}
+	rules, err := productCampaign(ctx, fx, "products-rules", n, map[string]any{
+		"weekdays":    []string{"MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY", "SUNDAY"},
+		"dailyWindow": window})
+	if err != nil {
+		return err
+	}
+	if err := settle(ctx, fx); err != nil {
+		return err
+	}
+	var rid atomic.Int64
+	constant := func(name string, pool *codes, rate float64, d time.Duration) (Scenario, KneeStep) {
+		cfg.logf("%s: %.0f/s for %s", name, rate, d)
+		sm := harness.StartSampler(fx.Server, 200*time.Millisecond)
+		recs := load.Run(ctx, load.Attack{Name: name, URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: rate},
+			Duration: d, MaxOps: int(rate*d.Seconds()) + 1, Timeout: 10 * time.Second,
+			Next: func(int) load.Op {
+				return load.Redeem("redeem", pool.take(), fx.StoreID, "prod-"+strconv.FormatInt(rid.Add(1), 10))
+			}})
+		s := Scenario{Name: name, Stats: load.Summarise(recs, nil), During: sm.Stop(), Extra: map[string]any{"rate": rate},
+			Windows: windows(recs)}
+		return s, KneeStep{Rate: rate, P99: s.Stats.P99, ErrorRate: s.Stats.ErrorRate}
+	}
+	// warm sends a few redemptions of a fresh campaign first, so no step
+	// measures the first reads of its rows and connections being dialled.
+	warm := func(pool *codes) {
+		load.Run(ctx, load.Attack{Name: "warm-up", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: 50},
+			Duration: 2 * time.Second, MaxOps: 100, Timeout: 10 * time.Second,
+			Next: func(int) load.Op {
+				return load.Redeem("redeem", pool.take(), fx.StoreID, "pwarm-"+strconv.FormatInt(rid.Add(1), 10))
+			}})
+	}
+	// Both knees step down from the same start by 5%, alternating plain and
+	// rules at each rate so neither gets a quieter machine; a campaign that
+	// held stops stepping.
+	plainPool, rulesPool := &codes{list: plain}, &codes{list: rules}
+	warm(plainPool)
+	warm(rulesPool)
+	plainHeld, rulesHeld := false, false
+	for try, rate := 0, math.Round(start); try < 6 && !(plainHeld && rulesHeld); try, rate = try+1, math.Round(rate*0.95) {
+		for _, c := range []struct {
+			label string
+			pool  *codes
+			held  *bool
+			knee  *float64
+			steps *[]KneeStep
+		}{
+			{"plain", plainPool, &plainHeld, &rows.KneePlain, &rows.PlainSteps},
+			{"weekday and time rules", rulesPool, &rulesHeld, &rows.KneeRules, &rows.RulesSteps},
+		} {
+			if *c.held {
+				continue
+			}
+			s, ks := constant(fmt.Sprintf("products knee, %s campaign", c.label), c.pool, rate, step)
+			// Nothing may be rejected: the rules campaign's window and days
+			// cover the run, so a rejection is a wrong rule, not load.
+			ks.Held = s.Stats.P99 <= 100 && s.Stats.ErrorRate == 0 && s.Stats.Unknown == 0 && s.Stats.Fail == 0
+			*c.steps = append(*c.steps, ks)
+			*c.knee, *c.held = rate, ks.Held
+			s.Extra["held"] = ks.Held
+			if err := audit(&s); err != nil {
+				return err
+			}
+		}
+		if err := settle(ctx, fx); err != nil {
+			return err
+		}
+	}
+	cfg.logf("products: knee plain %.0f/s, with weekday and time rules %.0f/s (%.2f×)", rows.KneePlain, rows.KneeRules,
+		rows.KneeRules/nz(rows.KneePlain))
+
+	// Per-store daily limit: one store takes every redemption, so each one
+	// updates the same counter row. Rates step up until p99 passes
+	// StoreLimitP99MS or an error shows.
+	short := max(step/3, 3*time.Second)
+	rates := []float64{50, 100, 150, 225, 340, 500, 750, 1100, 1600, 2400}
+	total := 0
+	for _, r := range rates {
+		total += int(r*short.Seconds()) + 1
+	}
+	total += 200 // the warm-up's
+	rows.StoreLimit = int64(total) * 10
+	cfg.logf("products: per-store daily limit campaign of %d codes (limit %d a store a day)", total, rows.StoreLimit)
+	storeCodes, err := productCampaign(ctx, fx, "products-store-limit", total, map[string]any{"perStoreDailyLimit": rows.StoreLimit})
+	if err != nil {
+		return err
+	}
+	if err := settle(ctx, fx); err != nil {
+		return err
+	}
+	storePool := &codes{list: storeCodes}
+	warm(storePool)
+	rows.StoreLimitReason = "the last step held"
+	for _, rate := range rates {
+		s, ks := constant("products: per-store daily limit, one store", storePool, rate, short)
+		ks.Held = s.Stats.P99 <= StoreLimitP99MS && s.Stats.ErrorRate == 0 && s.Stats.Unknown == 0 && s.Stats.Fail == 0
+		rows.StoreLimitSteps = append(rows.StoreLimitSteps, ks)
+		s.Extra["held"] = ks.Held
+		if err := audit(&s); err != nil {
+			return err
+		}
+		if !ks.Held {
+			rows.StoreLimitReason = fmt.Sprintf("%.0f/s: p99 %.1f ms, error rate %.3f, %d unknown, %d failed",
+				rate, s.Stats.P99, s.Stats.ErrorRate, s.Stats.Unknown, s.Stats.Fail)
+			break
+		}
+		rows.StoreLimitRate = rate
+	}
+	cfg.logf("products: per-store daily limit holds p99 <= %d ms up to %.0f/s at one store (%s)", StoreLimitP99MS,
+		rows.StoreLimitRate, rows.StoreLimitReason)
+	return nil
+}
+
+// productsOnly runs the products' rows alone (ONLY=products): a fixture, a
+// short ramp on a plain campaign for the knees' start, then the rows.
+func productsOnly(ctx context.Context, cfg Config, res *Result) error {
+	env := cfg.Env
+	fx, err := env.NewFixture(ctx, "coupond_bench_products", harness.ServerConfig{Name: "bench-products", Jobs: true,
+		HoldTimeout: 2 * time.Minute, CompensateEvery: 30 * time.Second})
+	if err != nil {
+		return err
+	}
+	defer fx.Close()
+	audit := func(s *Scenario) error {
+		a, err := env.Audit(ctx, fx.DBURL, 2*time.Minute, 30*time.Second)
+		s.Audit = a
+		s.After = fx.Server.Sample()
+		res.MaxRSSMB = math.Max(res.MaxRSSMB, math.Max(s.After.RSSMB, s.During.RSSMB))
+		res.Scenarios = append(res.Scenarios, *s)
+		cfg.logf("  %s: %d ops, ok %d, fail %d, unknown %d, p50 %.1f p99 %.1f ms; audit violations %d", s.Name, s.Stats.Ops,
+			s.Stats.OK, s.Stats.Fail, s.Stats.Unknown, s.Stats.P50, s.Stats.P99, len(a.Violations))
+		return err
+	}
+	rampTo, rampOver, step := 3000.0, 20*time.Second, 10*time.Second
+	if cfg.Quick {
+		rampTo, rampOver, step = 2000, 10*time.Second, 3*time.Second
+	}
+	n := int(rampTo*rampOver.Seconds()) + 1000 + 150
+	cfg.logf("products: ramp campaign of %d codes", n)
+	_, _, list, err := fx.Campaign(ctx, "products-ramp", n)
+	if err != nil {
+		return err
+	}
+	if err := settle(ctx, fx); err != nil {
+		return err
+	}
+	pool := &codes{list: list}
+	url := fx.Server.URL() + "/graphql"
+	var rid atomic.Int64
+	load.Run(ctx, load.Attack{Name: "warm-up", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: 50},
+		Duration: 3 * time.Second, MaxOps: 150, Next: func(int) load.Op {
+			return load.Redeem("redeem", pool.take(), fx.StoreID, "pwarm-"+strconv.FormatInt(rid.Add(1), 10))
+		}})
+	cfg.logf("products: ramp 50 -> %.0f/s over %s for the knees' start", rampTo, rampOver)
+	rctx, cancel := context.WithCancel(ctx)
+	var slow atomic.Int64
+	ramp := load.Run(rctx, load.Attack{Name: "products-ramp", URL: url, Token: fx.Clerk, Pacer: load.Ramp{From: 50, To: rampTo, Over: rampOver},
+		Duration: rampOver, MaxOps: int(rampTo * rampOver.Seconds()), Timeout: 10 * time.Second,
+		Next: func(int) load.Op {
+			return load.Redeem("redeem", pool.take(), fx.StoreID, "pramp-"+strconv.FormatInt(rid.Add(1), 10))
+		},
+		OnDone: func(r *load.Record) {
+			if r.Latency() > time.Second && slow.Add(1) > 200 {
+				cancel()
+			}
+		}})
+	cancel()
+	_, rampKnee, reason := knee(ramp, load.Ramp{From: 50, To: rampTo, Over: rampOver})
+	res.RampKnee, res.KneeReason = rampKnee, reason
+	cfg.logf("products: ramp knee %.0f/s (%s)", rampKnee, reason)
+	if err := settle(ctx, fx); err != nil {
+		return err
+	}
+	return productScenarios(ctx, cfg, fx, res, audit, math.Max(rampKnee, 50), step)
+}

@@ -1,0 +1,55 @@
+package perf
+
+import (
+	"strings"
+	"testing"
+)
+
+// The import row reads the counts the scenario stores, whatever integer type
+// they have: the upload's counts are int64, and a report that read them as 0
+// called a correct import a miss (1,000,000 codes, "0 rejected").
+func TestReportImportRow(t *testing.T) {
+	run := ImportRun{Codes: 1_000_000, Duplicates: 100, Imported: 999_900, Rejected: 100, Seconds: 26.4}
+	r := &Result{Scenarios: []Scenario{{Name: "import of 1000000 codes (CSV upload, <= 30 s)",
+		Extra: importExtra(run)}}}
+	md := r.Markdown("test")
+	var row string
+	for _, l := range strings.Split(md, "\n") {
+		if strings.HasPrefix(l, "| import 1000000 codes") {
+			row = l
+		}
+	}
+	if !strings.Contains(row, "26.4 s, 100 rejected") || !strings.HasSuffix(row, "| pass |") {
+		t.Fatalf("import row %q, want 100 rejected and pass", row)
+	}
+}
+
+func TestNum(t *testing.T) {
+	for _, v := range []any{int(7), int32(7), int64(7), uint64(7), float32(7), float64(7)} {
+		if num(v) != 7 {
+			t.Fatalf("num(%T) = %v, want 7", v, num(v))
+		}
+	}
+}
+
+// The products' rows render from a record: the knee ratio against its
+// target, and the per-store daily limit's rate.
+func TestReportProductRows(t *testing.T) {
+	r := &Result{Only: "products", Products: &ProductRows{StepSeconds: 15, KneeStart: 1000, KneePlain: 950, KneeRules: 903,
+		PlainSteps: []KneeStep{{Rate: 1000, P99: 140}, {Rate: 950, P99: 60, Held: true}},
+		RulesSteps: []KneeStep{{Rate: 1000, P99: 150}, {Rate: 950, P99: 120}, {Rate: 903, P99: 70, Held: true}},
+		Window:     "02:10-02:09", StoreLimit: 100000, StoreLimitRate: 500,
+		StoreLimitSteps:  []KneeStep{{Rate: 340, P99: 12, Held: true}, {Rate: 500, P99: 30, Held: true}, {Rate: 750, P99: 80}},
+		StoreLimitReason: "750/s: p99 80.0 ms"}}
+	md := r.Markdown("ONLY=products bench/run.sh perf")
+	for _, want := range []string{
+		"| knee with weekday and time rules vs without, same run | ≥ 0.95× the plain campaign's | 903/s with the rules, 950/s without | 0.95× | pass |",
+		"| per-store daily limit: one store's rate with redemption p99 ≤ 50 ms | measured (no bound in the issue) | 500/s (750/s: p99 80.0 ms) | - | pass |",
+		"| 903/s | - | - | 70.0 | yes |",
+		"| 750/s | 80.0 | 0.0000 | no |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Fatalf("report lacks %q:\n%s", want, md)
+		}
+	}
+}
