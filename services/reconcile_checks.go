@@ -264,29 +264,29 @@ WHERE {in:k.id} AND k.issued + k.reissued <> COALESCE(s.n, 0)`,
 		sql: `SELECT x.merchant_id, x.campaign_id AS ref_id, x.scope AS a, x.subject AS b, x.day AS c,
   CAST(SUM(x.used) AS BIGINT) AS n, CAST(SUM(x.uses) AS BIGINT) AS m
 FROM (
-  SELECT a.merchant_id, a.campaign_id, a.scope, a.subject, a.day, a.used, 0 AS uses FROM redemption_allowances a
+  SELECT a.merchant_id, a.campaign_id, a.scope, a.subject, a.day, a.used, 0 AS uses FROM redemption_allowances a WHERE {in:a.campaign_id}
   UNION ALL
   SELECT f.merchant_id, k.id, 'CUSTOMER', f.customer_ref, '', 0, 1
   FROM redemption_flows f JOIN coupons c ON c.id = f.coupon_id
-  JOIN campaigns k ON k.id = c.campaign_id AND k.merchant_id = f.merchant_id
-  WHERE k.per_customer_limit > 0 AND f.allowance_day <> '' AND f.customer_ref IS NOT NULL AND f.customer_ref <> ''
-    AND f.status IN ('PROCESSING', 'SUCCEEDED') AND NOT EXISTS (SELECT 1 FROM refund_flows r WHERE r.redemption_id = f.id)
+  JOIN campaigns k ON k.id = c.campaign_id AND k.merchant_id = f.merchant_id AND k.merchant_id = c.merchant_id
+  WHERE {in:k.id} AND k.per_customer_limit > 0 AND f.allowance_day <> '' AND f.customer_ref IS NOT NULL AND f.customer_ref <> ''
+    AND f.status IN ('PROCESSING', 'SUCCEEDED') AND NOT EXISTS (SELECT 1 FROM refund_flows r WHERE r.merchant_id = f.merchant_id AND r.redemption_id = f.id)
   UNION ALL
   SELECT f.merchant_id, k.id, 'CUSTOMER_DAY', f.customer_ref, f.allowance_day, 0, 1
   FROM redemption_flows f JOIN coupons c ON c.id = f.coupon_id
-  JOIN campaigns k ON k.id = c.campaign_id AND k.merchant_id = f.merchant_id
-  WHERE k.per_customer_daily_limit > 0 AND f.allowance_day <> '' AND f.customer_ref IS NOT NULL AND f.customer_ref <> ''
-    AND f.status IN ('PROCESSING', 'SUCCEEDED') AND NOT EXISTS (SELECT 1 FROM refund_flows r WHERE r.redemption_id = f.id)
+  JOIN campaigns k ON k.id = c.campaign_id AND k.merchant_id = f.merchant_id AND k.merchant_id = c.merchant_id
+  WHERE {in:k.id} AND k.per_customer_daily_limit > 0 AND f.allowance_day <> '' AND f.customer_ref IS NOT NULL AND f.customer_ref <> ''
+    AND f.status IN ('PROCESSING', 'SUCCEEDED') AND NOT EXISTS (SELECT 1 FROM refund_flows r WHERE r.merchant_id = f.merchant_id AND r.redemption_id = f.id)
   UNION ALL
   SELECT f.merchant_id, k.id, 'STORE_DAY', CAST(f.store_id AS TEXT), f.allowance_day, 0, 1
   FROM redemption_flows f JOIN coupons c ON c.id = f.coupon_id
-  JOIN campaigns k ON k.id = c.campaign_id AND k.merchant_id = f.merchant_id
-  WHERE k.per_store_daily_limit > 0 AND f.allowance_day <> ''
-    AND f.status IN ('PROCESSING', 'SUCCEEDED') AND NOT EXISTS (SELECT 1 FROM refund_flows r WHERE r.redemption_id = f.id)
+  JOIN campaigns k ON k.id = c.campaign_id AND k.merchant_id = f.merchant_id AND k.merchant_id = c.merchant_id
+  WHERE {in:k.id} AND k.per_store_daily_limit > 0 AND f.allowance_day <> ''
+    AND f.status IN ('PROCESSING', 'SUCCEEDED') AND NOT EXISTS (SELECT 1 FROM refund_flows r WHERE r.merchant_id = f.merchant_id AND r.redemption_id = f.id)
 ) x
 GROUP BY x.merchant_id, x.campaign_id, x.scope, x.subject, x.day
 HAVING SUM(x.used) <> SUM(x.uses)`,
-		args: noArgs,
+		batch: byCampaigns, args: noArgs,
 		subject: func(r checkRow) string {
 			return fmt.Sprintf("%d:%s:%s:%s", num(r.RefID), str(r.A), str(r.B), str(r.C))
 		},
