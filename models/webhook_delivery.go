@@ -163,6 +163,27 @@ func Redeliver(tx *gorm.DB, merchantID, endpointID int64, ev *OutboxEvent, now t
 		Status: DeliveryPending, NextAttemptAt: now, CreatedAt: now}).Error
 }
 
+// ReplayDeliveries makes the merchant's events created in [since, until), of
+// the types the endpoint subscribes to, due at the endpoint now, unless the
+// endpoint has them already: an event it never got (written while it was
+// disabled, or before it existed) gets a new PENDING delivery, a FAILED
+// delivery goes back to PENDING, and PENDING or DELIVERED ones are left as
+// they are. It returns how many deliveries it queued. Only the merchant's
+// own events and endpoint are read: the endpoint is joined on the
+// merchant's id.
+func ReplayDeliveries(tx *gorm.DB, merchantID, endpointID int64, since, until, now time.Time) (int64, error) {
+	d := DialectOfDB(tx)
+	res := tx.Exec(`INSERT INTO webhook_deliveries (merchant_id, endpoint_id, event_id, coupon_id, status, next_attempt_at, created_at)
+SELECT e.merchant_id, w.id, e.id, e.coupon_id, 'PENDING', `+typed(d, "timestamptz")+`, `+typed(d, "timestamptz")+`
+FROM outbox_events e JOIN webhook_endpoints w ON w.merchant_id = e.merchant_id AND w.id = ?
+WHERE e.merchant_id = ? AND e.created_at >= ? AND e.created_at < ?
+AND (',' || w.events || ',') LIKE ('%,' || e.type || ',%')
+ON CONFLICT (merchant_id, endpoint_id, event_id) DO UPDATE SET status = 'PENDING', next_attempt_at = excluded.next_attempt_at,
+delivered_at = NULL
+WHERE webhook_deliveries.status = 'FAILED'`, now, now, endpointID, merchantID, since, until)
+	return res.RowsAffected, res.Error
+}
+
 // DeliveryRow is a delivery with its event's public id and type.
 type DeliveryRow struct {
 	WebhookDelivery
