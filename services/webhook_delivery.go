@@ -100,9 +100,12 @@ type Deliverer struct {
 
 	mu       sync.Mutex
 	inflight map[[2]int64]int
+	// endpoints are the endpoints' rows as the last search read them
+	// (URL, secrets), for the claims between searches.
+	endpoints map[[2]int64]*models.WebhookEndpoint
 	// more holds the endpoints that may have more due deliveries than
 	// their last claim took: a wake claims for them without a new search.
-	more map[[2]int64]*models.WebhookEndpoint
+	more map[[2]int64]bool
 	wg   sync.WaitGroup
 
 	rmu       sync.Mutex
@@ -154,7 +157,7 @@ func NewDeliverer(db *gorm.DB, now func() time.Time, log *slog.Logger, o Deliver
 	client := &http.Client{Transport: transport, Timeout: o.Timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return &Deliverer{db: db, now: now, log: log, client: client, o: o, wake: make(chan struct{}, 1),
-		inflight: map[[2]int64]int{}, more: map[[2]int64]*models.WebhookEndpoint{}}
+		inflight: map[[2]int64]int{}, endpoints: map[[2]int64]*models.WebhookEndpoint{}, more: map[[2]int64]bool{}}
 }
 
 // Stats returns the attempts' outcomes so far in this process.
@@ -219,13 +222,20 @@ func (d *Deliverer) round(ctx context.Context, search bool) (int, error) {
 		if err != nil {
 			return 0, err
 		}
+		d.mu.Lock()
 		for i := range rows {
 			eps = append(eps, &rows[i])
+			d.endpoints[[2]int64{rows[i].MerchantID, rows[i].ID}] = &rows[i]
 		}
+		d.mu.Unlock()
 	} else {
 		d.mu.Lock()
-		for _, ep := range d.more {
-			eps = append(eps, ep)
+		for k := range d.more {
+			if ep := d.endpoints[k]; ep != nil {
+				eps = append(eps, ep)
+			} else {
+				delete(d.more, k)
+			}
 		}
 		d.mu.Unlock()
 	}
@@ -248,7 +258,7 @@ func (d *Deliverer) claim(ctx context.Context, ep *models.WebhookEndpoint) (int,
 	free := d.o.Concurrency - d.inflight[k]
 	if free <= 0 {
 		// Every slot is busy: claim again when they free up.
-		d.more[k] = ep
+		d.more[k] = true
 		d.mu.Unlock()
 		return 0, nil
 	}
@@ -263,7 +273,7 @@ func (d *Deliverer) claim(ctx context.Context, ep *models.WebhookEndpoint) (int,
 	}
 	d.mu.Lock()
 	if len(xs) == free {
-		d.more[k] = ep
+		d.more[k] = true
 	} else {
 		delete(d.more, k)
 	}
@@ -442,7 +452,7 @@ func (d *Deliverer) record(ctx context.Context, f finishedAttempt) {
 		d.writeOutcomes(ctx, batch)
 		d.mu.Lock()
 		for _, f := range batch {
-			d.more[[2]int64{f.ep.MerchantID, f.ep.ID}] = f.ep
+			d.more[[2]int64{f.ep.MerchantID, f.ep.ID}] = true
 		}
 		d.mu.Unlock()
 		d.Wake()
