@@ -52,6 +52,15 @@ func (r *mutationResolver) RedeliverEvent(ctx context.Context, input model.Redel
 	return r.Svc.Webhooks.Redeliver(ctx, services.ActorFrom(ctx), input.EventID, input.EndpointID)
 }
 
+// ReplayWebhookEvents is the resolver for the replayWebhookEvents field.
+func (r *mutationResolver) ReplayWebhookEvents(ctx context.Context, input model.ReplayWebhookEventsInput) (*services.Replayed, error) {
+	in := services.ReplayInput{EndpointID: input.EndpointID, Since: input.Since}
+	if input.Until != nil {
+		in.Until = *input.Until
+	}
+	return r.Svc.Webhooks.Replay(ctx, services.ActorFrom(ctx), in)
+}
+
 // WebhookEndpoints is the resolver for the webhookEndpoints field.
 func (r *queryResolver) WebhookEndpoints(ctx context.Context) ([]*models.WebhookEndpoint, error) {
 	eps, err := r.Svc.Webhooks.Endpoints(ctx, services.ActorFrom(ctx))

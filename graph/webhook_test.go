@@ -22,6 +22,7 @@ const (
 		edges { cursor node { eventId eventType endpointId status attempts lastStatusCode lastError nextAttemptAt responseBody } }
 		pageInfo { hasNextPage endCursor } } }`
 	redeliver = `mutation($in: RedeliverEventInput!) { redeliverEvent(input: $in) { eventId status } }`
+	replay    = `mutation($in: ReplayWebhookEventsInput!) { replayWebhookEvents(input: $in) { endpoint { id enabled } queued } }`
 	eventFeed = `query($after: String) { events(first: 10, after: $after) { edges { cursor node { id type merchantId data payload } }
 		pageInfo { hasNextPage endCursor } } }`
 )
@@ -159,6 +160,34 @@ func TestWebhooksOverGraphQL(t *testing.T) {
 		a.mustDo(t, a.admin, updateHook, map[string]any{"in": map[string]any{"id": ep.Endpoint.ID, "enabled": false}}, &up)
 		if up.UpdateWebhookEndpoint.Enabled {
 			t.Fatal("still enabled")
+		}
+		// Written while disabled: not queued for the endpoint; a replay
+		// since before it queues it (and leaves the pending ones alone).
+		a.mustDo(t, a.clerk("SH01"), redeemCoupon, redeemVars(codes[1], storeID, "r-2", 5000), nil)
+		createdAt, err := time.Parse(time.RFC3339Nano, payload.CreatedAt)
+		must(t, err)
+		rin := map[string]any{"in": map[string]any{"endpointId": ep.Endpoint.ID, "since": createdAt.Add(-time.Minute).Format(time.RFC3339Nano)}}
+		for _, tok := range []string{a.clerk("SH01"), a.finance} {
+			if codes := a.do(t, tok, replay, rin, nil); len(codes) != 1 || codes[0] != "FORBIDDEN" {
+				t.Fatalf("non-admin replay: %v", codes)
+			}
+		}
+		if codes := a.do(t, a.admin, replay, map[string]any{"in": map[string]any{"endpointId": ep.Endpoint.ID,
+			"since": createdAt.Add(-40 * 24 * time.Hour).Format(time.RFC3339Nano)}}, nil); len(codes) != 1 || codes[0] != "BAD_USER_INPUT" {
+			t.Fatalf("replay since 40 days ago: %v", codes)
+		}
+		var rp struct {
+			ReplayWebhookEvents struct {
+				Endpoint struct {
+					ID      string
+					Enabled bool
+				}
+				Queued int
+			}
+		}
+		a.mustDo(t, a.admin, replay, rin, &rp)
+		if rp.ReplayWebhookEvents.Queued != 1 || rp.ReplayWebhookEvents.Endpoint.ID != ep.Endpoint.ID || rp.ReplayWebhookEvents.Endpoint.Enabled {
+			t.Fatalf("replay %+v", rp)
 		}
 		var rot struct {
 			RotateWebhookSecret struct {

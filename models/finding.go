@@ -185,7 +185,8 @@ func ResolvedFindingKeys(tx *gorm.DB, merchantID int64, keys []string) ([]string
 
 // ReopenFinding moves the merchant's RESOLVED finding with key back to OPEN,
 // counts the reopening, clears the resolution (its REOPENED event follows the
-// RESOLVED one in the history, which keeps it) and appends the event. It
+// RESOLVED one in the history, which keeps it) and appends the event, and
+// writes its finding.opened event (data.reopened true) on tx. It
 // reports false, writing nothing, when no such RESOLVED finding exists: it is
 // open already or was reopened by another run. A finding resolved after
 // resolvedBy is left resolved: the check that saw it read data older than
@@ -199,7 +200,17 @@ WHERE merchant_id = ? AND dedupe_key = ? AND status = 'RESOLVED' AND (resolved_a
 	}
 	err := tx.Exec(`INSERT INTO finding_events (merchant_id, finding_id, action, created_at)
 SELECT merchant_id, id, 'REOPENED', ? FROM findings WHERE merchant_id = ? AND dedupe_key = ?`, now, merchantID, key).Error
-	return err == nil, err
+	if err != nil {
+		return false, err
+	}
+	var f Finding
+	if err := tx.Where("merchant_id = ? AND dedupe_key = ?", merchantID, key).Take(&f).Error; err != nil {
+		return false, err
+	}
+	if err := insertFindingOpenedEvent(tx, &f, true, now); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // SeeFindings records that a check found the merchant's findings with keys
@@ -314,22 +325,29 @@ func insertFindingOpenedEvents(tx *gorm.DB, merchantID int64, ids []int64) error
 	if err := tx.Where("merchant_id = ? AND id IN ?", merchantID, ids).Order("id").Find(&fs).Error; err != nil {
 		return err
 	}
-	for _, f := range fs {
-		data := map[string]any{"findingId": strconv.FormatInt(f.ID, 10), "kind": f.Kind, "details": f.Details,
-			"redeemNo": f.RedeemNo, "couponId": nil}
-		if f.CouponID != nil {
-			data["couponId"] = strconv.FormatInt(*f.CouponID, 10)
-		}
-		b, err := json.Marshal(data)
-		if err != nil {
-			return err
-		}
-		if err := InsertEvent(tx, &OutboxEvent{MerchantID: merchantID, UID: NewEventUID(), Type: EventFindingOpened,
-			Data: string(b), CreatedAt: f.CreatedAt}); err != nil {
+	for i := range fs {
+		if err := insertFindingOpenedEvent(tx, &fs[i], false, fs[i].CreatedAt); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// insertFindingOpenedEvent writes the finding.opened event of f, opened
+// for the first time or (reopened) again by a check that found it after it
+// was resolved, at at.
+func insertFindingOpenedEvent(tx *gorm.DB, f *Finding, reopened bool, at time.Time) error {
+	data := map[string]any{"findingId": strconv.FormatInt(f.ID, 10), "kind": f.Kind, "details": f.Details,
+		"redeemNo": f.RedeemNo, "couponId": nil, "reopened": reopened}
+	if f.CouponID != nil {
+		data["couponId"] = strconv.FormatInt(*f.CouponID, 10)
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	return InsertEvent(tx, &OutboxEvent{MerchantID: f.MerchantID, UID: NewEventUID(), Type: EventFindingOpened,
+		Data: string(b), CreatedAt: at})
 }
 
 // OpenFindingStats counts, across all merchants, the OPEN findings and

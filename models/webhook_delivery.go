@@ -41,37 +41,87 @@ type WebhookDelivery struct {
 // TableName is webhook_deliveries.
 func (WebhookDelivery) TableName() string { return "webhook_deliveries" }
 
-// DueDeliveries returns up to limit PENDING deliveries due by now, not in
-// flight, to enabled endpoints, that wait for no earlier undelivered event
-// of the same coupon to the same endpoint (events of one coupon are
-// delivered in order), oldest due first.
-func DueDeliveries(db *gorm.DB, now time.Time, limit int) ([]WebhookDelivery, error) {
-	var out []WebhookDelivery
-	err := db.Raw(`SELECT d.* FROM webhook_deliveries d
-JOIN webhook_endpoints w ON w.merchant_id = d.merchant_id AND w.id = d.endpoint_id
-WHERE d.status = 'PENDING' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until <= ?) AND w.enabled
-AND (d.coupon_id = 0 OR NOT EXISTS (SELECT 1 FROM webhook_deliveries p
-  WHERE p.merchant_id = d.merchant_id AND p.endpoint_id = d.endpoint_id AND p.coupon_id = d.coupon_id
-  AND p.status = 'PENDING' AND p.event_id < d.event_id))
-ORDER BY d.next_attempt_at LIMIT ?`, now, now, limit).Scan(&out).Error
+// DueEndpoints returns the keys (merchant, endpoint) of the enabled
+// endpoints that have a PENDING delivery due by now and out of flight: the
+// endpoints the worker claims for (ClaimDeliveries).
+func DueEndpoints(db *gorm.DB, now time.Time) ([][2]int64, error) {
+	var rows []struct {
+		MerchantID int64
+		ID         int64
+	}
+	err := db.Raw(`SELECT w.merchant_id, w.id FROM webhook_endpoints w
+WHERE w.enabled AND EXISTS (SELECT 1 FROM webhook_deliveries d
+  WHERE d.merchant_id = w.merchant_id AND d.endpoint_id = w.id AND d.status = 'PENDING' AND d.next_attempt_at <= ?
+  AND (d.lease_until IS NULL OR d.lease_until <= ?))
+ORDER BY w.merchant_id, w.id`, now, now).Scan(&rows).Error
+	out := make([][2]int64, len(rows))
+	for i, r := range rows {
+		out[i] = [2]int64{r.MerchantID, r.ID}
+	}
 	return out, err
 }
 
-// ClaimDelivery takes attempt d.Attempts+1 of d with a conditional update:
-// it holds only if the row is still PENDING, due, out of flight and at the
-// attempt count the caller read, so of any number of workers on any number
-// of replicas exactly one claims each attempt. On true the lease runs until
-// leaseUntil and d.Attempts is the claimed attempt.
-func ClaimDelivery(tx *gorm.DB, d *WebhookDelivery, now, leaseUntil time.Time) (bool, error) {
-	res := tx.Exec(`UPDATE webhook_deliveries SET attempts = attempts + 1, lease_until = ?, last_attempt_at = ?
-WHERE merchant_id = ? AND endpoint_id = ? AND event_id = ? AND status = 'PENDING' AND attempts = ?
-AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)`,
-		leaseUntil, now, d.MerchantID, d.EndpointID, d.EventID, d.Attempts, now, now)
-	if res.Error != nil || res.RowsAffected != 1 {
-		return false, res.Error
+// claimSQL is ClaimDeliveries' statement. The inner SELECT picks the
+// endpoint's due deliveries out of flight that wait for no earlier PENDING
+// event of the same coupon at the endpoint, oldest due first; on PostgreSQL
+// it locks them FOR UPDATE SKIP LOCKED, so workers of several replicas
+// claiming at once take different rows instead of queueing on each other,
+// and a row changed meanwhile is judged again on its new version. SQLite has
+// one writer at a time and no row locks (the clause is left out there).
+// Parameters: lease until, now, merchant, endpoint, now, now, merchant,
+// endpoint, limit.
+func claimSQL(d Dialect) string {
+	lock := ""
+	if d == Postgres {
+		lock = " FOR UPDATE SKIP LOCKED"
 	}
-	d.Attempts++
-	return true, nil
+	return `UPDATE webhook_deliveries AS d SET attempts = d.attempts + 1, lease_until = ?, last_attempt_at = ?
+FROM (SELECT x.merchant_id AS cm, x.endpoint_id AS ce, x.event_id AS cv FROM webhook_deliveries x
+  WHERE x.merchant_id = ? AND x.endpoint_id = ? AND x.status = 'PENDING' AND x.next_attempt_at <= ?
+  AND (x.lease_until IS NULL OR x.lease_until <= ?)
+  AND (x.coupon_id = 0 OR NOT EXISTS (SELECT 1 FROM webhook_deliveries p
+    WHERE p.merchant_id = x.merchant_id AND p.endpoint_id = x.endpoint_id AND p.coupon_id = x.coupon_id
+    AND p.status = 'PENDING' AND p.event_id < x.event_id))
+  AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.merchant_id = ? AND w.id = ? AND w.enabled)
+  ORDER BY x.next_attempt_at, x.event_id LIMIT ?` + lock + `) AS c
+WHERE d.merchant_id = c.cm AND d.endpoint_id = c.ce AND d.event_id = c.cv
+RETURNING merchant_id, endpoint_id, event_id, coupon_id, status, attempts, next_attempt_at, lease_until, created_at`
+}
+
+// ClaimDeliveries takes the next attempt of up to limit of the endpoint's
+// due deliveries in one statement and returns them, each with Attempts the
+// claimed attempt and a lease until leaseUntil. A delivery is due when it is
+// PENDING, its next attempt is due by now, no attempt holds a lease on it,
+// the endpoint is enabled and no earlier event of the same coupon is still
+// PENDING at the endpoint (so events of one coupon go out in order). Of any
+// number of workers on any number of replicas exactly one claims each
+// attempt: the claim is one conditional update (with SKIP LOCKED on
+// PostgreSQL), and an attempt in flight holds its lease until FinishAttempt
+// or until the lease runs out (the worker died).
+//
+// On SQLite an UPDATE takes the database's one write lock even when it
+// changes nothing, so there a read (which takes no lock in WAL mode) first
+// checks that something is due, and an idle worker leaves the lock to the
+// tills.
+func ClaimDeliveries(db *gorm.DB, merchantID, endpointID int64, now, leaseUntil time.Time, limit int) ([]WebhookDelivery, error) {
+	d := DialectOfDB(db)
+	if d == SQLite {
+		var due []int64
+		err := db.Raw(`SELECT x.event_id FROM webhook_deliveries x
+WHERE x.merchant_id = ? AND x.endpoint_id = ? AND x.status = 'PENDING' AND x.next_attempt_at <= ?
+AND (x.lease_until IS NULL OR x.lease_until <= ?)
+AND (x.coupon_id = 0 OR NOT EXISTS (SELECT 1 FROM webhook_deliveries p
+  WHERE p.merchant_id = x.merchant_id AND p.endpoint_id = x.endpoint_id AND p.coupon_id = x.coupon_id
+  AND p.status = 'PENDING' AND p.event_id < x.event_id))
+LIMIT 1`, merchantID, endpointID, now, now).Scan(&due).Error
+		if err != nil || len(due) == 0 {
+			return nil, err
+		}
+	}
+	var out []WebhookDelivery
+	err := db.Raw(claimSQL(d), leaseUntil, now, merchantID, endpointID, now, now, merchantID, endpointID, limit).
+		Scan(&out).Error
+	return out, err
 }
 
 // AttemptOutcome is what one attempt ended with.
@@ -111,6 +161,27 @@ func Redeliver(tx *gorm.DB, merchantID, endpointID int64, ev *OutboxEvent, now t
 			"delivered_at": nil}),
 	}).Create(&WebhookDelivery{MerchantID: merchantID, EndpointID: endpointID, EventID: ev.ID, CouponID: ev.CouponID,
 		Status: DeliveryPending, NextAttemptAt: now, CreatedAt: now}).Error
+}
+
+// ReplayDeliveries makes the merchant's events created in [since, until), of
+// the types the endpoint subscribes to, due at the endpoint now, unless the
+// endpoint has them already: an event it never got (written while it was
+// disabled, or before it existed) gets a new PENDING delivery, a FAILED
+// delivery goes back to PENDING, and PENDING or DELIVERED ones are left as
+// they are. It returns how many deliveries it queued. Only the merchant's
+// own events and endpoint are read: the endpoint is joined on the
+// merchant's id.
+func ReplayDeliveries(tx *gorm.DB, merchantID, endpointID int64, since, until, now time.Time) (int64, error) {
+	d := DialectOfDB(tx)
+	res := tx.Exec(`INSERT INTO webhook_deliveries (merchant_id, endpoint_id, event_id, coupon_id, status, next_attempt_at, created_at)
+SELECT e.merchant_id, w.id, e.id, e.coupon_id, 'PENDING', `+typed(d, "timestamptz")+`, `+typed(d, "timestamptz")+`
+FROM outbox_events e JOIN webhook_endpoints w ON w.merchant_id = e.merchant_id AND w.id = ?
+WHERE e.merchant_id = ? AND e.created_at >= ? AND e.created_at < ?
+AND (',' || w.events || ',') LIKE ('%,' || e.type || ',%')
+ON CONFLICT (merchant_id, endpoint_id, event_id) DO UPDATE SET status = 'PENDING', next_attempt_at = excluded.next_attempt_at,
+delivered_at = NULL
+WHERE webhook_deliveries.status = 'FAILED'`, now, now, endpointID, merchantID, since, until)
+	return res.RowsAffected, res.Error
 }
 
 // DeliveryRow is a delivery with its event's public id and type.

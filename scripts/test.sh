@@ -51,8 +51,9 @@ step "long single-threaded tests without the race detector (SQLite and PostgreSQ
 # model's random plans, the eligibility table, the 100,000-code imports (call and upload) and
 # issuance past one chunk run one request at a time, take ten times as long
 # with the detector, and find nothing the concurrent tests above do not.
-# They run here in full.
-raceFreeTests='^(TestLifecycleModel|TestEligibilityExplained|TestImportReportsExactlyTheDuplicates|TestIssueCouponsPastOneChunk)$'
+# They run here in full. TestWebhookBurstManyDispatchers runs in both: a
+# smaller burst under the detector, the full 2,000 events here.
+raceFreeTests='^(TestLifecycleModel|TestEligibilityExplained|TestImportReportsExactlyTheDuplicates|TestIssueCouponsPastOneChunk|TestWebhookBurstManyDispatchers)$'
 go test -count=1 -run "$raceFreeTests" ./services
 go test -count=1 -run '^TestImportUploadReportsExactlyTheDuplicates$' ./httpapi
 

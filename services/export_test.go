@@ -260,6 +260,9 @@ func (t *Tokens) WaitUsageWrites() {
 	}
 }
 
+// RaceEnabled reports whether the tests run with the race detector.
+const RaceEnabled = raceEnabled
+
 // SkipUnderRace skips a long, single-goroutine-heavy test when the race
 // detector is on: under it the test takes ten times as long and finds
 // nothing the concurrent tests do not. scripts/test.sh runs these tests in a

@@ -2,6 +2,9 @@ package services_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -54,8 +57,24 @@ func TestFindingReopensWhenFoundAgain(t *testing.T) {
 			must(t, err)
 		}
 
+		// openedEvents is the finding.opened events' data, oldest first.
+		openedEvents := func() []map[string]any {
+			t.Helper()
+			var evs []models.OutboxEvent
+			must(t, db.Where("merchant_id = ? AND type = ?", w.merchant.ID, models.EventFindingOpened).Order("id").Find(&evs).Error)
+			out := make([]map[string]any, len(evs))
+			for i, ev := range evs {
+				must(t, json.Unmarshal([]byte(ev.Data), &out[i]))
+				out[i]["_createdAt"] = ev.CreatedAt
+			}
+			return out
+		}
+
 		reconcile(services.ReconcileResult{Violations: 1, Opened: 1})
 		f := finding()
+		if evs := openedEvents(); len(evs) != 1 || evs[0]["reopened"] != false || evs[0]["findingId"] != strconv.FormatInt(f.ID, 10) {
+			t.Fatalf("finding.opened after the first run: %v", evs)
+		}
 		opened := w.clock.Now()
 		if f.Status != models.FindingOpen || f.Reopened != 0 || f.LastSeenAt == nil || !f.LastSeenAt.Equal(opened) {
 			t.Fatalf("new finding %+v", f)
@@ -69,8 +88,28 @@ func TestFindingReopensWhenFoundAgain(t *testing.T) {
 
 		resolve(f.ID, "counter fixed in the old system")
 		resolvedAt := w.clock.Now()
+
+		// A reopening that rolls back writes no event (nor anything else).
+		rollback := errors.New("roll back")
+		err := db.Transaction(func(tx *gorm.DB) error {
+			ok, err := models.ReopenFinding(tx, w.merchant.ID, f.DedupeKey, w.clock.Now(), w.clock.Now())
+			if err != nil || !ok {
+				t.Fatalf("reopen in a transaction: %v, %v", ok, err)
+			}
+			return rollback
+		})
+		if !errors.Is(err, rollback) || len(openedEvents()) != 1 || finding().Status != models.FindingResolved {
+			t.Fatalf("rolled-back reopening: %v, events %v", err, openedEvents())
+		}
+
 		reconcile(services.ReconcileResult{Violations: 1, Reopened: 1})
 		reopenedAt := w.clock.Now()
+		// The reopening wrote finding.opened again, in its transaction, marked
+		// reopened, at the time of the reopening.
+		if evs := openedEvents(); len(evs) != 2 || evs[1]["reopened"] != true || evs[1]["findingId"] != evs[0]["findingId"] ||
+			evs[1]["kind"] != string(models.FindingIssuedCountMismatch) || !evs[1]["_createdAt"].(time.Time).Equal(reopenedAt) {
+			t.Fatalf("finding.opened after the reopening: %v", evs)
+		}
 		f = finding()
 		if f.Status != models.FindingOpen || f.Reopened != 1 || f.ResolvedBy != nil || f.Note != nil || f.ResolvedAt != nil ||
 			!f.LastSeenAt.Equal(reopenedAt) {
@@ -78,6 +117,9 @@ func TestFindingReopensWhenFoundAgain(t *testing.T) {
 		}
 		// Open again: the next run does not reopen it a second time.
 		reconcile(services.ReconcileResult{Violations: 1})
+		if evs := openedEvents(); len(evs) != 2 {
+			t.Fatalf("finding.opened written again for an open finding: %v", evs)
+		}
 		if f = finding(); f.Reopened != 1 {
 			t.Fatalf("finding reopened %d times, want 1", f.Reopened)
 		}

@@ -45,9 +45,10 @@ var DefaultRetrySchedule = []time.Duration{5 * time.Second, 5 * time.Minute, 30 
 // DelivererOptions configures a Deliverer; zero values pick the defaults.
 type DelivererOptions struct {
 	// Concurrency bounds the attempts in flight per endpoint in this process
-	// (serve --webhook-concurrency). Default 4.
+	// (serve --webhook-concurrency). Default DefaultWebhookConcurrency.
 	Concurrency int
-	// Poll is how often due deliveries are looked for. Default 200 ms.
+	// Poll is how often endpoints with due deliveries are looked for while
+	// nothing else wakes the worker. Default 100 ms.
 	Poll time.Duration
 	// Schedule is the retry schedule; default DefaultRetrySchedule.
 	Schedule []time.Duration
@@ -56,9 +57,17 @@ type DelivererOptions struct {
 	// AllowPrivate lets attempts reach loopback and private addresses
 	// (serve --allow-private-webhooks).
 	AllowPrivate bool
-	// Batch is how many due deliveries one poll claims at most. Default 200.
-	Batch int
 }
+
+// DefaultWebhookConcurrency is the default bound of attempts in flight per
+// endpoint in one process. One attempt to a receiver nearby takes a few
+// milliseconds, so 16 keep up with well over a thousand events a second per
+// endpoint; a receiver that answers in 100 ms still gets 160 a second from
+// each replica.
+const DefaultWebhookConcurrency = 16
+
+// recordBatchMax bounds how many attempts' outcomes one transaction records.
+const recordBatchMax = 256
 
 // DeliveryStats counts attempts by outcome in this process.
 type DeliveryStats struct {
@@ -66,10 +75,20 @@ type DeliveryStats struct {
 }
 
 // Deliverer sends the outbox's deliveries to their endpoints, signed per
-// Standard Webhooks. Every replica with jobs runs one; each attempt is
-// claimed by a conditional update (models.ClaimDelivery), so no attempt is
-// sent twice, and a replica that dies mid-attempt leaves a lease that runs
-// out, after which the attempt is sent again with the same webhook-id.
+// Standard Webhooks. Every replica with jobs runs one.
+//
+// How it keeps up: it finds the endpoints with due deliveries (one query,
+// every Poll), and claims each endpoint's due deliveries in one statement,
+// as many as the endpoint has free slots in this process
+// (models.ClaimDeliveries: a conditional update, SKIP LOCKED on PostgreSQL,
+// so replicas claiming at once take different rows and no attempt is sent
+// twice). An attempt that ends frees its slot and, once half the endpoint's
+// slots are free, wakes the worker to claim again at once, without waiting
+// for the next poll. Outcomes are recorded in shared transactions: the first
+// attempt to finish records its own outcome and those that finished
+// meanwhile, one commit for the lot (no background goroutine). A replica that
+// dies mid-attempt leaves a lease that runs out, after which the attempt is
+// sent again with the same webhook-id.
 type Deliverer struct {
 	db     *gorm.DB
 	now    func() time.Time
@@ -77,29 +96,48 @@ type Deliverer struct {
 	client *http.Client
 	o      DelivererOptions
 
+	wake chan struct{}
+
 	mu       sync.Mutex
 	inflight map[[2]int64]int
-	wg       sync.WaitGroup
+	// endpoints are the endpoints' rows as the last search read them
+	// (URL, secrets), for the claims between searches.
+	endpoints map[[2]int64]*models.WebhookEndpoint
+	// more holds the endpoints that may have more due deliveries than
+	// their last claim took: a wake claims for them without a new search.
+	more map[[2]int64]bool
+	wg   sync.WaitGroup
+
+	rmu       sync.Mutex
+	finished  []finishedAttempt
+	recording bool
 
 	delivered, retried, failed, gone, disabled atomic.Int64
+}
+
+// finishedAttempt is an attempt sent and waiting to be recorded.
+type finishedAttempt struct {
+	ep   *models.WebhookEndpoint
+	uid  string
+	x    models.WebhookDelivery
+	out  models.AttemptOutcome
+	ok   bool
+	gone bool
 }
 
 // NewDeliverer returns a Deliverer over db.
 func NewDeliverer(db *gorm.DB, now func() time.Time, log *slog.Logger, o DelivererOptions) *Deliverer {
 	if o.Concurrency <= 0 {
-		o.Concurrency = 4
+		o.Concurrency = DefaultWebhookConcurrency
 	}
 	if o.Poll <= 0 {
-		o.Poll = 200 * time.Millisecond
+		o.Poll = 100 * time.Millisecond
 	}
 	if len(o.Schedule) == 0 {
 		o.Schedule = DefaultRetrySchedule
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = WebhookTimeout
-	}
-	if o.Batch <= 0 {
-		o.Batch = 200
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -118,7 +156,8 @@ func NewDeliverer(db *gorm.DB, now func() time.Time, log *slog.Logger, o Deliver
 		IdleConnTimeout: 90 * time.Second, TLSHandshakeTimeout: o.Timeout, Proxy: nil}
 	client := &http.Client{Transport: transport, Timeout: o.Timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	return &Deliverer{db: db, now: now, log: log, client: client, o: o, inflight: map[[2]int64]int{}}
+	return &Deliverer{db: db, now: now, log: log, client: client, o: o, wake: make(chan struct{}, 1),
+		inflight: map[[2]int64]int{}, endpoints: map[[2]int64]*models.WebhookEndpoint{}, more: map[[2]int64]bool{}}
 }
 
 // Stats returns the attempts' outcomes so far in this process.
@@ -127,12 +166,25 @@ func (d *Deliverer) Stats() DeliveryStats {
 		Gone: d.gone.Load(), Disabled: d.disabled.Load()}
 }
 
-// Run delivers until ctx ends, then waits for the attempts in flight.
+// Wake makes Run claim again now instead of at its next poll; it never
+// blocks.
+func (d *Deliverer) Wake() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run delivers until ctx ends, then waits for the attempts in flight and
+// their records. It searches for endpoints with due deliveries every Poll;
+// woken in between (an attempt ended, Wake), it claims again for the
+// endpoints whose last claim may have left work behind.
 func (d *Deliverer) Run(ctx context.Context) {
 	t := time.NewTicker(d.o.Poll)
 	defer t.Stop()
+	search := true
 	for {
-		if _, err := d.RunOnce(ctx); err != nil && ctx.Err() == nil {
+		if _, err := d.round(ctx, search); err != nil && ctx.Err() == nil {
 			d.log.ErrorContext(ctx, "webhook delivery", "err", err)
 		}
 		select {
@@ -140,92 +192,143 @@ func (d *Deliverer) Run(ctx context.Context) {
 			d.wg.Wait()
 			return
 		case <-t.C:
+			search = true
+		case <-d.wake:
+			search = false
 		}
 	}
 }
 
-// Wait waits for the attempts RunOnce started.
+// Wait waits for the attempts RunOnce started and for their outcomes to be
+// recorded.
 func (d *Deliverer) Wait() { d.wg.Wait() }
 
-// RunOnce claims the due deliveries it has room for and starts their
-// attempts, and returns how many it started.
-func (d *Deliverer) RunOnce(ctx context.Context) (int, error) {
-	now := d.now()
-	due, err := models.DueDeliveries(d.db.WithContext(ctx), now, d.o.Batch)
-	if err != nil || len(due) == 0 {
-		return 0, err
-	}
-	var keys [][2]int64
-	var eventIDs = map[int64][]int64{}
-	seen := map[[2]int64]bool{}
-	for _, x := range due {
-		k := [2]int64{x.MerchantID, x.EndpointID}
-		if !seen[k] {
-			seen[k] = true
-			keys = append(keys, k)
+// RunOnce finds the endpoints with due deliveries, claims as many of each
+// one's as it has free slots for and starts their attempts, and returns how
+// many it started.
+func (d *Deliverer) RunOnce(ctx context.Context) (int, error) { return d.round(ctx, true) }
+
+// round claims and starts attempts: for every endpoint with due deliveries
+// (search), or for the endpoints noted in more.
+func (d *Deliverer) round(ctx context.Context, search bool) (int, error) {
+	db := d.db.WithContext(ctx)
+	var eps []*models.WebhookEndpoint
+	if search {
+		keys, err := models.DueEndpoints(db, d.now())
+		if err != nil || len(keys) == 0 {
+			return 0, err
 		}
-		eventIDs[x.MerchantID] = append(eventIDs[x.MerchantID], x.EventID)
-	}
-	eps, err := models.WebhookEndpointsByID(d.db.WithContext(ctx), keys)
-	if err != nil {
-		return 0, err
-	}
-	endpoints := map[[2]int64]*models.WebhookEndpoint{}
-	for i := range eps {
-		endpoints[[2]int64{eps[i].MerchantID, eps[i].ID}] = &eps[i]
-	}
-	events := map[[2]int64]*models.OutboxEvent{}
-	for m, ids := range eventIDs {
-		evs, err := models.EventsByID(d.db.WithContext(ctx), m, ids)
+		rows, err := models.WebhookEndpointsByID(db, keys)
 		if err != nil {
 			return 0, err
 		}
-		for i := range evs {
-			events[[2]int64{m, evs[i].ID}] = &evs[i]
+		d.mu.Lock()
+		for i := range rows {
+			eps = append(eps, &rows[i])
+			d.endpoints[[2]int64{rows[i].MerchantID, rows[i].ID}] = &rows[i]
 		}
+		d.mu.Unlock()
+	} else {
+		d.mu.Lock()
+		for k := range d.more {
+			if ep := d.endpoints[k]; ep != nil {
+				eps = append(eps, ep)
+			} else {
+				delete(d.more, k)
+			}
+		}
+		d.mu.Unlock()
 	}
 	started := 0
-	for i := range due {
-		x := due[i]
-		k := [2]int64{x.MerchantID, x.EndpointID}
-		ep, ev := endpoints[k], events[[2]int64{x.MerchantID, x.EventID}]
-		if ep == nil || ev == nil || !d.reserveSlot(k) {
-			continue
+	for _, ep := range eps {
+		n, err := d.claim(ctx, ep)
+		started += n
+		if err != nil {
+			return started, err
 		}
-		ok, err := models.ClaimDelivery(d.db.WithContext(ctx), &x, now, now.Add(d.o.Timeout+30*time.Second))
-		if err != nil || !ok {
-			d.releaseSlot(k)
-			if err != nil {
-				return started, err
-			}
+	}
+	return started, nil
+}
+
+// claim claims up to the endpoint's free slots of its due deliveries and
+// starts their attempts.
+func (d *Deliverer) claim(ctx context.Context, ep *models.WebhookEndpoint) (int, error) {
+	k := [2]int64{ep.MerchantID, ep.ID}
+	d.mu.Lock()
+	free := d.o.Concurrency - d.inflight[k]
+	if free <= 0 {
+		// Every slot is busy: claim again when they free up.
+		d.more[k] = true
+		d.mu.Unlock()
+		return 0, nil
+	}
+	d.inflight[k] += free
+	d.mu.Unlock()
+	now := d.now()
+	db := d.db.WithContext(ctx)
+	xs, err := models.ClaimDeliveries(db, ep.MerchantID, ep.ID, now, now.Add(d.o.Timeout+30*time.Second), free)
+	var events map[int64]*models.OutboxEvent
+	if err == nil && len(xs) > 0 {
+		events, err = d.eventsOf(db, ep.MerchantID, xs)
+	}
+	d.mu.Lock()
+	if len(xs) == free {
+		d.more[k] = true
+	} else {
+		delete(d.more, k)
+	}
+	d.mu.Unlock()
+	started := 0
+	for i := range xs {
+		x := xs[i]
+		ev := events[x.EventID]
+		if ev == nil {
+			// Unreadable now: the lease runs out and the attempt is sent later.
 			continue
 		}
 		started++
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()
-			defer d.releaseSlot(k)
 			d.attempt(context.WithoutCancel(ctx), ep, ev, &x)
 		}()
 	}
-	return started, nil
-}
-
-func (d *Deliverer) reserveSlot(k [2]int64) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.inflight[k] >= d.o.Concurrency {
-		return false
+	for range free - started {
+		d.releaseSlot(k)
 	}
-	d.inflight[k]++
-	return true
+	return started, err
 }
 
+func (d *Deliverer) eventsOf(db *gorm.DB, merchantID int64, xs []models.WebhookDelivery) (map[int64]*models.OutboxEvent, error) {
+	ids := make([]int64, len(xs))
+	for i, x := range xs {
+		ids[i] = x.EventID
+	}
+	evs, err := models.EventsByID(db, merchantID, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]*models.OutboxEvent, len(evs))
+	for i := range evs {
+		out[evs[i].ID] = &evs[i]
+	}
+	return out, nil
+}
+
+// releaseSlot frees one of the endpoint's slots; once half of them are free
+// and the endpoint may have more due, it wakes Run, so claims come in
+// batches rather than one statement per attempt.
 func (d *Deliverer) releaseSlot(k [2]int64) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.inflight[k]--; d.inflight[k] <= 0 {
+	d.inflight[k]--
+	n := d.inflight[k]
+	if n <= 0 {
 		delete(d.inflight, k)
+	}
+	_, more := d.more[k]
+	d.mu.Unlock()
+	if more && n <= d.o.Concurrency/2 {
+		d.Wake()
 	}
 }
 
@@ -281,16 +384,20 @@ func secretsAt(ep *models.WebhookEndpoint, now time.Time) []string {
 	return out
 }
 
-// attempt sends the claimed attempt x and records its outcome.
+// attempt sends the claimed attempt x, frees its slot and records its
+// outcome (see record).
 func (d *Deliverer) attempt(ctx context.Context, ep *models.WebhookEndpoint, ev *models.OutboxEvent, x *models.WebhookDelivery) {
+	k := [2]int64{ep.MerchantID, ep.ID}
 	body, err := MarshalEnvelope(ev)
 	if err != nil {
+		d.releaseSlot(k)
 		d.log.ErrorContext(ctx, "encode webhook event", "event", ev.UID, "err", err)
 		return
 	}
 	now := d.now()
 	status, resp, sendErr := d.send(ctx, ep, ev.UID, now, body)
 	done := d.now()
+	d.releaseSlot(k)
 	out := models.AttemptOutcome{Now: done, Response: resp}
 	if status != 0 {
 		out.StatusCode = &status
@@ -314,52 +421,138 @@ func (d *Deliverer) attempt(ctx context.Context, ep *models.WebhookEndpoint, ev 
 	if out.NextAttemptAt.IsZero() {
 		out.NextAttemptAt = done
 	}
-	err = d.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if _, err := models.FinishAttempt(tx, x, out); err != nil {
-			return err
-		}
-		since, err := models.NoteWebhookAttempt(tx, ep.MerchantID, ep.ID, ok, done)
-		if err != nil {
-			return err
-		}
-		switch {
-		case gone:
-			return d.disable(tx, ep, "the endpoint answered 410 Gone", done, false)
-		case since != nil && done.Sub(*since) >= WebhookRetryFor:
-			return d.disable(tx, ep, "every attempt failed for 3 days", done, true)
-		}
-		return nil
-	})
-	if err != nil {
-		d.log.ErrorContext(ctx, "record webhook attempt", "endpoint", ep.ID, "event", ev.UID, "err", err)
+	d.record(ctx, finishedAttempt{ep: ep, uid: ev.UID, x: *x, out: out, ok: ok, gone: gone})
+}
+
+// record queues f's outcome to be written. The first caller that finds
+// nobody writing writes the queue, its own outcome and whatever others
+// queued meanwhile, in transactions of up to recordBatchMax outcomes, until
+// the queue is empty; the others return at once. The writer's attempt stays
+// counted in the wait group until then, so Wait returns only when every
+// outcome is recorded. Once recorded, an endpoint's next events of the same
+// coupons are due: the worker is woken to claim them.
+func (d *Deliverer) record(ctx context.Context, f finishedAttempt) {
+	d.rmu.Lock()
+	d.finished = append(d.finished, f)
+	if d.recording {
+		d.rmu.Unlock()
+		return
 	}
-	switch {
-	case ok:
-		d.delivered.Add(1)
-	case gone:
-		d.gone.Add(1)
-	case out.Status == models.DeliveryFailed:
-		d.failed.Add(1)
-	default:
-		d.retried.Add(1)
+	d.recording = true
+	for {
+		batch := d.finished[:min(len(d.finished), recordBatchMax)]
+		if len(batch) == 0 {
+			d.finished = nil
+			d.recording = false
+			d.rmu.Unlock()
+			return
+		}
+		d.finished = d.finished[len(batch):]
+		d.rmu.Unlock()
+		d.writeOutcomes(ctx, batch)
+		d.mu.Lock()
+		for _, f := range batch {
+			d.more[[2]int64{f.ep.MerchantID, f.ep.ID}] = true
+		}
+		d.mu.Unlock()
+		d.Wake()
+		d.rmu.Lock()
 	}
 }
 
+// writeOutcomes records a batch of outcomes in one transaction; if that
+// fails, each one alone, so one bad row does not hold back the others.
+func (d *Deliverer) writeOutcomes(ctx context.Context, batch []finishedAttempt) {
+	db := d.db.WithContext(ctx)
+	var disabled int64
+	err := db.Transaction(func(tx *gorm.DB) error {
+		disabled = 0
+		cleared := map[[2]int64]bool{}
+		for i := range batch {
+			n, err := d.writeOutcome(tx, &batch[i], cleared)
+			if err != nil {
+				return err
+			}
+			disabled += n
+		}
+		return nil
+	})
+	if err != nil && len(batch) > 1 {
+		disabled = 0
+		for i := range batch {
+			f := &batch[i]
+			err := db.Transaction(func(tx *gorm.DB) error {
+				n, err := d.writeOutcome(tx, f, map[[2]int64]bool{})
+				if err == nil {
+					disabled += n
+				}
+				return err
+			})
+			if err != nil {
+				d.log.ErrorContext(ctx, "record webhook attempt", "endpoint", f.ep.ID, "event", f.uid, "err", err)
+			}
+		}
+	} else if err != nil {
+		d.log.ErrorContext(ctx, "record webhook attempt", "endpoint", batch[0].ep.ID, "event", batch[0].uid, "err", err)
+	}
+	d.disabled.Add(disabled)
+	for _, f := range batch {
+		switch {
+		case f.ok:
+			d.delivered.Add(1)
+		case f.gone:
+			d.gone.Add(1)
+		case f.out.Status == models.DeliveryFailed:
+			d.failed.Add(1)
+		default:
+			d.retried.Add(1)
+		}
+	}
+}
+
+// writeOutcome records one attempt's outcome on tx and the endpoint's
+// failure run, and disables the endpoint when the outcome calls for it; it
+// returns how many endpoints it disabled. cleared notes the endpoints whose
+// failure run this transaction already ended, so a batch of successes ends
+// it once.
+func (d *Deliverer) writeOutcome(tx *gorm.DB, f *finishedAttempt, cleared map[[2]int64]bool) (int64, error) {
+	ep, done := f.ep, f.out.Now
+	if _, err := models.FinishAttempt(tx, &f.x, f.out); err != nil {
+		return 0, err
+	}
+	k := [2]int64{ep.MerchantID, ep.ID}
+	if f.ok && cleared[k] {
+		return 0, nil
+	}
+	cleared[k] = f.ok
+	since, err := models.NoteWebhookAttempt(tx, ep.MerchantID, ep.ID, f.ok, done)
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case f.gone:
+		return d.disable(tx, ep, "the endpoint answered 410 Gone", done, false)
+	case since != nil && done.Sub(*since) >= WebhookRetryFor:
+		return d.disable(tx, ep, "every attempt failed for 3 days", done, true)
+	}
+	return 0, nil
+}
+
 // disable turns the endpoint off; with finding, a WEBHOOK_FAILING finding
-// (and its finding.opened event) is opened in the same transaction.
-func (d *Deliverer) disable(tx *gorm.DB, ep *models.WebhookEndpoint, reason string, now time.Time, finding bool) error {
+// (and its finding.opened event) is opened in the same transaction. It
+// returns 1 when it disabled the endpoint, 0 when it was off already.
+func (d *Deliverer) disable(tx *gorm.DB, ep *models.WebhookEndpoint, reason string, now time.Time, finding bool) (int64, error) {
 	ok, err := models.DisableWebhookEndpoint(tx, ep.MerchantID, ep.ID, reason, now)
 	if err != nil || !ok {
-		return err
+		return 0, err
 	}
-	d.disabled.Add(1)
 	if !finding {
-		return nil
+		return 1, nil
 	}
 	_, err = models.InsertFindings(tx, []models.Finding{{MerchantID: ep.MerchantID, Kind: models.FindingWebhookFailing,
 		Details:   fmt.Sprintf("webhook endpoint %d (%s) failed every attempt for 3 days and was disabled", ep.ID, ep.URL),
 		DedupeKey: fmt.Sprintf("webhook:%d:%d", ep.ID, now.Unix()), Status: models.FindingOpen, CreatedAt: now}})
-	return err
+	return 1, err
 }
 
 // backoff is the wait after failed attempt n (1-based), with jitter.

@@ -163,7 +163,9 @@ func endpointOf(db *gorm.DB, merchantID, id int64) (*models.WebhookEndpoint, err
 
 // UpdateEndpoint changes an endpoint's URL, events or enabled flag;
 // administrators only. Enabling clears the reason it was disabled and its
-// failure run; the deliveries it kept pending go out again.
+// failure run; the deliveries that were pending when it was disabled go out
+// again. Events written while it was disabled were not queued for it (as
+// with Stripe and Svix): Replay recovers them.
 func (s *Webhooks) UpdateEndpoint(ctx context.Context, actor Actor, in UpdateWebhookEndpointInput) (*models.WebhookEndpoint, error) {
 	if err := actor.require(models.RoleAdmin); err != nil {
 		return nil, err
@@ -301,6 +303,73 @@ func (s *Webhooks) Redeliver(ctx context.Context, actor Actor, eventUID string, 
 		return nil, fmt.Errorf("read redelivery of %s: %w", eventUID, err)
 	}
 	return &rows[0], nil
+}
+
+// MaxReplayAge is how far back replayWebhookEvents reaches.
+const MaxReplayAge = 30 * 24 * time.Hour
+
+// ReplayInput asks for the events of [Since, Until) an endpoint did not
+// get; a zero Until is now.
+type ReplayInput struct {
+	EndpointID   int64
+	Since, Until time.Time
+}
+
+// Replayed is what a replay queued.
+type Replayed struct {
+	Endpoint models.WebhookEndpoint
+	Queued   int64
+}
+
+// Replay queues for the endpoint the merchant's events created since
+// in.Since (and before in.Until) of the types it subscribes to that it did
+// not get: those written while it was disabled (or before it existed) and
+// those whose delivery was given up (FAILED). Delivered and pending ones are
+// not sent again (redeliverEvent sends one event again). They go out with
+// their own webhook-id, in order per coupon, as soon as the endpoint is
+// enabled. Administrators only; another merchant's endpoint is NOT_FOUND, and
+// only the caller's merchant's events are read. Since older than
+// MaxReplayAge, in the future, or not before Until is BAD_USER_INPUT.
+func (s *Webhooks) Replay(ctx context.Context, actor Actor, in ReplayInput) (*Replayed, error) {
+	if err := actor.require(models.RoleAdmin); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	until := in.Until
+	if until.IsZero() || until.After(now) {
+		until = now.Add(time.Microsecond)
+	}
+	switch {
+	case in.Since.IsZero():
+		return nil, invalidf("since is required")
+	case in.Since.Before(now.Add(-MaxReplayAge)):
+		return nil, invalidf("since must be within the last %d days", int(MaxReplayAge/(24*time.Hour)))
+	case !in.Since.Before(until):
+		return nil, invalidf("since must be before until and not in the future")
+	}
+	db := s.db.WithContext(ctx)
+	out := &Replayed{}
+	err := db.Transaction(func(tx *gorm.DB) error {
+		if _, err := endpointOf(tx, actor.MerchantID, in.EndpointID); err != nil {
+			return err
+		}
+		n, err := models.ReplayDeliveries(tx, actor.MerchantID, in.EndpointID, in.Since.UTC(), until.UTC(), now)
+		if err != nil {
+			return err
+		}
+		out.Queued = n
+		return s.audit.record(tx, actor, "webhook.replay", fmt.Sprintf("webhook:%d", in.EndpointID),
+			fmt.Sprintf("since=%s until=%s queued=%d", in.Since.UTC().Format(time.RFC3339), until.UTC().Format(time.RFC3339), n), nil)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("replay webhook events: %w", err)
+	}
+	e, err := endpointOf(db, actor.MerchantID, in.EndpointID)
+	if err != nil {
+		return nil, err
+	}
+	out.Endpoint = *e
+	return out, nil
 }
 
 // DeliveryFilter narrows webhookDeliveries; from and to are times or

@@ -2,6 +2,7 @@ package services_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -443,4 +444,145 @@ func TestWebhookRefusesPrivateAtDial(t *testing.T) {
 	if x.LastError == nil || !strings.Contains(*x.LastError, "non-public") {
 		t.Fatalf("last error %v", x.LastError)
 	}
+}
+
+// TestWebhookReplay: events written while an endpoint was disabled are not
+// queued for it; re-enabled, it gets new events and what was pending, and
+// replayWebhookEvents queues the ones it missed and the ones given up, only
+// of its own merchant, once.
+func TestWebhookReplay(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		h := newHookSetup(t, db, models.EventRedemptionSucceeded)
+		epID := h.endpoint.Endpoint.ID
+		since := h.clock.Now().Add(-time.Minute)
+		codes := h.issue(h.campaign, 6)
+		redeem := func(i int) {
+			t.Helper()
+			_, err := h.svc.Redemptions.Redeem(ctx, h.clerkA, services.RedeemInput{Code: codes[i], StoreID: h.storeA.ID,
+				RequestID: fmt.Sprintf("replay-%d", i), OrderAmount: 5000})
+			must(t, err)
+		}
+		deliver := func() {
+			t.Helper()
+			deliverUntil(t, func() bool { return h.pending() == 0 }, h.deliverer(4))
+		}
+		accepted := func() map[string]int {
+			out := map[string]int{}
+			for _, x := range h.rcv.Accepted() {
+				out[x.ID]++
+			}
+			return out
+		}
+		setEnabled := func(on bool) {
+			t.Helper()
+			_, err := h.svc.Webhooks.UpdateEndpoint(ctx, h.admin, services.UpdateWebhookEndpointInput{ID: epID, Enabled: &on})
+			must(t, err)
+		}
+
+		redeem(0)
+		redeem(1)
+		deliver()
+		setEnabled(false)
+		redeem(2)
+		redeem(3)
+		setEnabled(true)
+		redeem(4)
+		deliver()
+		if got := accepted(); len(got) != 3 {
+			t.Fatalf("accepted %v, want the 3 events written while enabled", got)
+		}
+		// The delivery of the first event was given up (as after 3 days).
+		var first models.OutboxEvent
+		must(t, db.Where("merchant_id = ? AND type = ?", h.merchant.ID, models.EventRedemptionSucceeded).Order("id").Take(&first).Error)
+		must(t, db.Exec("UPDATE webhook_deliveries SET status = 'FAILED' WHERE merchant_id = ? AND event_id = ?", h.merchant.ID, first.ID).Error)
+
+		// Another merchant with events and, created after them, its own
+		// endpoint 1 (ids are per merchant), at a receiver of its own.
+		other, err := h.svc.Merchants.Create(ctx, "other", "Other", "Asia/Shanghai")
+		must(t, err)
+		oa := services.SystemActor(other.ID)
+		for i := range 4 {
+			must(t, models.InsertEvent(db, &models.OutboxEvent{MerchantID: other.ID, UID: models.NewEventUID(),
+				Type: models.EventRedemptionSucceeded, Data: fmt.Sprintf(`{"n":%d}`, i), CreatedAt: h.clock.Now()}))
+		}
+		orcv := webhookreceiver.New()
+		orcv.SetClock(h.now)
+		osrv := httptest.NewServer(orcv)
+		t.Cleanup(osrv.Close)
+		oep, err := h.svc.Webhooks.CreateEndpoint(ctx, oa, services.WebhookEndpointInput{URL: osrv.URL + "/hook",
+			Events: []string{models.EventRedemptionSucceeded}})
+		must(t, err)
+		orcv.SetSecrets(oep.Secret)
+		if oep.Endpoint.ID != epID {
+			t.Fatalf("other merchant's endpoint %d, want the same id %d", oep.Endpoint.ID, epID)
+		}
+
+		tests := []struct {
+			name  string
+			actor services.Actor
+			give  services.ReplayInput
+			want  string
+		}{
+			{"clerk", h.clerkA, services.ReplayInput{EndpointID: epID, Since: since}, errcode.Forbidden},
+			{"finance", h.finance, services.ReplayInput{EndpointID: epID, Since: since}, errcode.Forbidden},
+			{"too old", h.admin, services.ReplayInput{EndpointID: epID, Since: h.clock.Now().Add(-31 * 24 * time.Hour)}, errcode.BadUserInput},
+			{"future", h.admin, services.ReplayInput{EndpointID: epID, Since: h.clock.Now().Add(time.Hour)}, errcode.BadUserInput},
+			{"no since", h.admin, services.ReplayInput{EndpointID: epID}, errcode.BadUserInput},
+			{"until before since", h.admin, services.ReplayInput{EndpointID: epID, Since: since, Until: since.Add(-time.Second)}, errcode.BadUserInput},
+			{"another merchant's endpoint", oa, services.ReplayInput{EndpointID: epID + 1, Since: since}, errcode.NotFound},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				_, err := h.svc.Webhooks.Replay(ctx, tt.actor, tt.give)
+				wantCode(t, err, tt.want)
+			})
+		}
+
+		before := h.count(&models.WebhookDelivery{}, "merchant_id = ?", h.merchant.ID)
+		got, err := h.svc.Webhooks.Replay(ctx, h.admin, services.ReplayInput{EndpointID: epID, Since: since})
+		must(t, err)
+		// The two written while disabled, and the given-up one.
+		if got.Queued != 3 || got.Endpoint.ID != epID {
+			t.Fatalf("replay queued %d for endpoint %d, want 3", got.Queued, got.Endpoint.ID)
+		}
+		if n := h.count(&models.WebhookDelivery{}, "merchant_id = ?", h.merchant.ID); n != before+2 {
+			t.Fatalf("%d deliveries after the replay, want %d", n, before+2)
+		}
+		again, err := h.svc.Webhooks.Replay(ctx, h.admin, services.ReplayInput{EndpointID: epID, Since: since})
+		must(t, err)
+		if again.Queued != 0 {
+			t.Fatalf("a second replay queued %d", again.Queued)
+		}
+		deliver()
+		acc := accepted()
+		if len(acc) != 5 || acc[first.UID] != 2 {
+			t.Fatalf("accepted %v, want the 5 events, the given-up one twice", acc)
+		}
+		if n := len(orcv.Deliveries()); n != 0 {
+			t.Fatalf("the other merchant's receiver got %d requests", n)
+		}
+		if n := h.count(&models.WebhookDelivery{}, "merchant_id = ?", other.ID); n != 0 {
+			t.Fatalf("the other merchant has %d deliveries before its own replay", n)
+		}
+
+		// The other merchant's replay with the same endpoint id queues its
+		// own four events to its own endpoint, and nothing of the first's.
+		ogot, err := h.svc.Webhooks.Replay(ctx, oa, services.ReplayInput{EndpointID: epID, Since: since})
+		must(t, err)
+		if ogot.Queued != 4 || h.count(&models.WebhookDelivery{}, "merchant_id = ?", h.merchant.ID) != before+2 {
+			t.Fatalf("other merchant's replay queued %d", ogot.Queued)
+		}
+		deliver()
+		if n, m := len(orcv.Accepted()), len(accepted()); n != 4 || m != 5 {
+			t.Fatalf("other receiver accepted %d, first %d", n, m)
+		}
+		for _, x := range orcv.Accepted() {
+			var env struct{ MerchantID string }
+			must(t, json.Unmarshal(x.Body, &env))
+			if env.MerchantID != fmt.Sprint(other.ID) {
+				t.Fatalf("other merchant's receiver got merchant %s's event", env.MerchantID)
+			}
+		}
+	})
 }

@@ -102,7 +102,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	inflightWait := fs.Duration("max-inflight-wait", time.Second, "how long a GraphQL request over --max-inflight waits for a slot before 503 OVERLOADED")
 	redisURL := fs.String("redis-url", "", "Redis shared by the replicas, e.g. redis://127.0.0.1:6379/0: answers duplicate request ids and hot coupons' scans before the database (off when empty; the database decides either way)")
 	allowPrivate := fs.Bool("allow-private-webhooks", false, "accept webhook endpoints on loopback, private and link-local addresses (on-premise installs, tests); refused otherwise")
-	whConcurrency := fs.Int("webhook-concurrency", 4, "webhook attempts in flight at once per endpoint in this process")
+	whConcurrency := fs.Int("webhook-concurrency", services.DefaultWebhookConcurrency, "webhook attempts in flight at once per endpoint in this process")
 	readURLs := fs.List("read-database-url", "a streaming replica of the primary, e.g. postgres://replica1:5432/coupond, for lists, statements, exports, the overview and reconciliation's reads; repeat for more (decisions stay on the primary)")
 	readMaxLag := fs.Duration("read-max-lag", 30*time.Second, "a read replica lagging by more than this, or not answering, serves no reads until it catches up (checked every 5 s); with none serving, their reads go to the primary")
 	execMode := fs.String("query-exec-mode", "", "pgx's default_query_exec_mode for the primary and the replicas when their URLs do not set it: cache_describe (or exec, simple_protocol) through pgbouncer in transaction mode, which has no prepared statements; empty keeps pgx's cache_statement")

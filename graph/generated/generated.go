@@ -321,6 +321,7 @@ type ComplexityRoot struct {
 		RedeemCoupon          func(childComplexity int, input model.RedeemCouponInput) int
 		RedeliverEvent        func(childComplexity int, input model.RedeliverEventInput) int
 		RefundRedemption      func(childComplexity int, input model.RefundRedemptionInput) int
+		ReplayWebhookEvents   func(childComplexity int, input model.ReplayWebhookEventsInput) int
 		ReserveCoupon         func(childComplexity int, input model.RedeemCouponInput) int
 		ResolveFinding        func(childComplexity int, input model.ResolveFindingInput) int
 		ResumeCampaign        func(childComplexity int, input model.CampaignVersionInput) int
@@ -428,6 +429,11 @@ type ComplexityRoot struct {
 		ReissuedCoupon func(childComplexity int) int
 		RequestID      func(childComplexity int) int
 		Status         func(childComplexity int) int
+	}
+
+	ReplayWebhookEventsPayload struct {
+		Endpoint func(childComplexity int) int
+		Queued   func(childComplexity int) int
 	}
 
 	RotateWebhookSecretPayload struct {
@@ -605,6 +611,7 @@ type MutationResolver interface {
 	RotateWebhookSecret(ctx context.Context, input model.RotateWebhookSecretInput) (*services.CreatedEndpoint, error)
 	DeleteWebhookEndpoint(ctx context.Context, input model.DeleteWebhookEndpointInput) (*models.WebhookEndpoint, error)
 	RedeliverEvent(ctx context.Context, input model.RedeliverEventInput) (*models.DeliveryRow, error)
+	ReplayWebhookEvents(ctx context.Context, input model.ReplayWebhookEventsInput) (*services.Replayed, error)
 }
 type QueryResolver interface {
 	Viewer(ctx context.Context) (*model.Viewer, error)
@@ -1804,6 +1811,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RefundRedemption(childComplexity, args["input"].(model.RefundRedemptionInput)), true
+	case "Mutation.replayWebhookEvents":
+		if e.ComplexityRoot.Mutation.ReplayWebhookEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_replayWebhookEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ReplayWebhookEvents(childComplexity, args["input"].(model.ReplayWebhookEventsInput)), true
 	case "Mutation.reserveCoupon":
 		if e.ComplexityRoot.Mutation.ReserveCoupon == nil {
 			break
@@ -2420,6 +2438,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Refund.Status(childComplexity), true
 
+	case "ReplayWebhookEventsPayload.endpoint":
+		if e.ComplexityRoot.ReplayWebhookEventsPayload.Endpoint == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReplayWebhookEventsPayload.Endpoint(childComplexity), true
+	case "ReplayWebhookEventsPayload.queued":
+		if e.ComplexityRoot.ReplayWebhookEventsPayload.Queued == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReplayWebhookEventsPayload.Queued(childComplexity), true
+
 	case "RotateWebhookSecretPayload.endpoint":
 		if e.ComplexityRoot.RotateWebhookSecretPayload.Endpoint == nil {
 			break
@@ -2889,6 +2920,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("RedeliverEventInput", ec.unmarshalInputRedeliverEventInput),
 			graphql.NewInputUnmarshaler("RedemptionFilter", ec.unmarshalInputRedemptionFilter),
 			graphql.NewInputUnmarshaler("RefundRedemptionInput", ec.unmarshalInputRefundRedemptionInput),
+			graphql.NewInputUnmarshaler("ReplayWebhookEventsInput", ec.unmarshalInputReplayWebhookEventsInput),
 			graphql.NewInputUnmarshaler("ResolveFindingInput", ec.unmarshalInputResolveFindingInput),
 			graphql.NewInputUnmarshaler("RevokeTokenInput", ec.unmarshalInputRevokeTokenInput),
 			graphql.NewInputUnmarshaler("RotateWebhookSecretInput", ec.unmarshalInputRotateWebhookSecretInput),
@@ -4304,7 +4336,7 @@ input UpdateWebhookEndpointInput {
   url: String
   "New event types."
   events: [String!]
-  "Turn sending on or off. Turning it on sends what waited."
+  "Turn sending on or off. Turning it on sends what was pending when it was turned off; events written while it was off are not queued (replayWebhookEvents recovers them)."
   enabled: Boolean
 }
 
@@ -4326,6 +4358,24 @@ input RedeliverEventInput {
   eventId: String!
   "The endpoint."
   endpointId: ID!
+}
+
+"Recovers the events an endpoint missed."
+input ReplayWebhookEventsInput {
+  "The endpoint."
+  endpointId: ID!
+  "Events created at or after this time, at most 30 days ago."
+  since: Time!
+  "Events created before this time; default now."
+  until: Time
+}
+
+"What replayWebhookEvents queued."
+type ReplayWebhookEventsPayload {
+  "The endpoint."
+  endpoint: WebhookEndpoint!
+  "How many deliveries were queued; they go out, in order per coupon, while the endpoint is enabled."
+  queued: Int!
 }
 
 "Where a delivery stands."
@@ -4458,6 +4508,8 @@ extend type Mutation {
   deleteWebhookEndpoint(input: DeleteWebhookEndpointInput!): WebhookEndpoint!
   "Sends an event to an endpoint again, with the same webhook-id. ADMIN only."
   redeliverEvent(input: RedeliverEventInput!): WebhookDelivery!
+  "Queues for an endpoint the merchant's events since a time that it did not get: those written while it was disabled, and those given up (FAILED). Delivered and pending ones are not sent again. ADMIN only."
+  replayWebhookEvents(input: ReplayWebhookEventsInput!): ReplayWebhookEventsPayload!
 }
 `, BuiltIn: false},
 }
@@ -5117,6 +5169,16 @@ func (ec *executionContext) childFields_Refund(ctx context.Context, field graphq
 	return nil, fmt.Errorf("no field named %q was found under type Refund", field.Name)
 }
 
+func (ec *executionContext) childFields_ReplayWebhookEventsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "endpoint":
+		return ec.fieldContext_ReplayWebhookEventsPayload_endpoint(ctx, field)
+	case "queued":
+		return ec.fieldContext_ReplayWebhookEventsPayload_queued(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReplayWebhookEventsPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_RotateWebhookSecretPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "endpoint":
@@ -5655,6 +5717,20 @@ func (ec *executionContext) field_Mutation_refundRedemption_args(ctx context.Con
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.RefundRedemptionInput, error) {
 			return ec.unmarshalNRefundRedemptionInput2coupondᚋgraphᚋmodelᚐRefundRedemptionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_replayWebhookEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ReplayWebhookEventsInput, error) {
+			return ec.unmarshalNReplayWebhookEventsInput2coupondᚋgraphᚋmodelᚐReplayWebhookEventsInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -11195,6 +11271,50 @@ func (ec *executionContext) fieldContext_Mutation_redeliverEvent(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_replayWebhookEvents(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_replayWebhookEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ReplayWebhookEvents(ctx, fc.Args["input"].(model.ReplayWebhookEventsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *services.Replayed) graphql.Marshaler {
+			return ec.marshalNReplayWebhookEventsPayload2ᚖcoupondᚋservicesᚐReplayed(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_replayWebhookEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReplayWebhookEventsPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_replayWebhookEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Operator_id(ctx context.Context, field graphql.CollectedField, obj *models.APIToken) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13373,6 +13493,61 @@ func (ec *executionContext) fieldContext_Refund_operator(_ context.Context, fiel
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ReplayWebhookEventsPayload_endpoint(ctx context.Context, field graphql.CollectedField, obj *services.Replayed) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReplayWebhookEventsPayload_endpoint(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Endpoint, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.WebhookEndpoint) graphql.Marshaler {
+			return ec.marshalNWebhookEndpoint2coupondᚋmodelsᚐWebhookEndpoint(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReplayWebhookEventsPayload_endpoint(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReplayWebhookEventsPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEndpoint(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReplayWebhookEventsPayload_queued(ctx context.Context, field graphql.CollectedField, obj *services.Replayed) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReplayWebhookEventsPayload_queued(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Queued, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReplayWebhookEventsPayload_queued(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReplayWebhookEventsPayload", field, false, false, "Int")
 }
 
 func (ec *executionContext) _RotateWebhookSecretPayload_endpoint(ctx context.Context, field graphql.CollectedField, obj *services.CreatedEndpoint) (ret graphql.Marshaler) {
@@ -17550,6 +17725,62 @@ func UnmarshalRefundRedemptionInput(ctx context.Context, raw any) (model.RefundR
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputReplayWebhookEventsInput(ctx context.Context, obj any) (model.ReplayWebhookEventsInput, error) {
+	var it model.ReplayWebhookEventsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"endpointId", "since", "until"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "endpointId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("endpointId"))
+			data, err := ec.unmarshalNID2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EndpointID = data
+		case "since":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("since"))
+			data, err := ec.unmarshalNTime2timeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Since = data
+		case "until":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("until"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Until = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalReplayWebhookEventsInput unmarshals raw into the ReplayWebhookEventsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalReplayWebhookEventsInput(ctx context.Context, raw any) (model.ReplayWebhookEventsInput, error) {
+	var out model.ReplayWebhookEventsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ReplayWebhookEventsInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputResolveFindingInput(ctx context.Context, obj any) (model.ResolveFindingInput, error) {
 	var it model.ResolveFindingInput
 	if obj == nil {
@@ -19886,6 +20117,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "replayWebhookEvents":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_replayWebhookEvents(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -20546,6 +20784,44 @@ func (ec *executionContext) _Refund(ctx context.Context, sel ast.SelectionSet, o
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Refund_operator(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var replayWebhookEventsPayloadImplementors = []string{"ReplayWebhookEventsPayload"}
+
+func (ec *executionContext) _ReplayWebhookEventsPayload(ctx context.Context, sel ast.SelectionSet, obj *services.Replayed) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, replayWebhookEventsPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReplayWebhookEventsPayload")
+		case "endpoint":
+			out.Values[i] = ec._ReplayWebhookEventsPayload_endpoint(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "queued":
+			out.Values[i] = ec._ReplayWebhookEventsPayload_queued(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -22597,6 +22873,19 @@ func (ec *executionContext) marshalNRejectReason2ᚕcoupondᚋgraphᚋmodelᚐRe
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalNReplayWebhookEventsInput2coupondᚋgraphᚋmodelᚐReplayWebhookEventsInput(ctx context.Context, v any) (model.ReplayWebhookEventsInput, error) {
+	res, err := ec.unmarshalInputReplayWebhookEventsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNReplayWebhookEventsPayload2ᚖcoupondᚋservicesᚐReplayed(ctx context.Context, sel ast.SelectionSet, v *services.Replayed) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ReplayWebhookEventsPayload!")
+		return graphql.Null
+	}
+	return ec._ReplayWebhookEventsPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNResolveFindingInput2coupondᚋgraphᚋmodelᚐResolveFindingInput(ctx context.Context, v any) (model.ResolveFindingInput, error) {

@@ -455,6 +455,16 @@ type RefundRedemptionInput struct {
 	Reissue *bool `json:"reissue,omitempty"`
 }
 
+// Recovers the events an endpoint missed.
+type ReplayWebhookEventsInput struct {
+	// The endpoint.
+	EndpointID int64 `json:"endpointId"`
+	// Events created at or after this time, at most 30 days ago.
+	Since time.Time `json:"since"`
+	// Events created before this time; default now.
+	Until *time.Time `json:"until,omitempty"`
+}
+
 // Resolves a finding.
 type ResolveFindingInput struct {
 	// The finding.
@@ -521,7 +531,7 @@ type UpdateWebhookEndpointInput struct {
 	URL *string `json:"url,omitempty"`
 	// New event types.
 	Events []string `json:"events,omitempty"`
-	// Turn sending on or off. Turning it on sends what waited.
+	// Turn sending on or off. Turning it on sends what was pending when it was turned off; events written while it was off are not queued (replayWebhookEvents recovers them).
 	Enabled *bool `json:"enabled,omitempty"`
 }
 

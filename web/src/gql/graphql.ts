@@ -424,7 +424,7 @@ export type UpdateCampaignInput = {
 
 /** Changes an endpoint; omitted fields stay. */
 export type UpdateWebhookEndpointInput = {
-  /** Turn sending on or off. Turning it on sends what waited. */
+  /** Turn sending on or off. Turning it on sends what was pending when it was turned off; events written while it was off are not queued (replayWebhookEvents recovers them). */
   enabled?: boolean | null | undefined;
   /** New event types. */
   events?: Array<string> | null | undefined;
