@@ -148,7 +148,9 @@ type orderRejected struct {
 	reason string
 }
 
-func (e *orderRejected) Error() string { return fmt.Sprintf("code %d not taken: %s", e.index, e.reason) }
+func (e *orderRejected) Error() string {
+	return fmt.Sprintf("code %d not taken: %s", e.index, e.reason)
+}
 
 // RedeemCodes redeems several coupons for one order, all or none: every code
 // is taken with one order and one request id, or none is and every code's
