@@ -81,7 +81,7 @@ func (s *Services) seedDemo(ctx context.Context) (*models.Merchant, error) {
 	discount, err := s.Campaigns.Create(ctx, admin, CreateCampaignInput{Name: "上海店8折 20% off in Shanghai",
 		Type: models.CampaignDiscount, Value: 20, MaxDiscount: 1500, ValidFrom: now.AddDate(0, 0, -7),
 		ValidTo: now.AddDate(0, 1, 0), StoreIDs: []int64{stores[0].ID, stores[1].ID}, TotalQuantity: 2000,
-		RefundWindowMinutes: &window})
+		RefundWindowMinutes: &window, Stackable: true})
 	if err != nil {
 		return nil, err
 	}

@@ -170,8 +170,12 @@ func (s *Redemptions) RedeemCodes(ctx context.Context, actor Actor, in RedeemCod
 	}
 	out, fresh, err := s.takeOrder(ctx, req)
 	if err != nil || !fresh || out.Order.Status != models.FlowProcessing {
+		if err == nil && fresh && out.Order.Status == models.FlowSucceeded {
+			s.crashAt(CrashAfterConfirmCommit, out.Order.OrderNo)
+		}
 		return out, err
 	}
+	s.crashAt(CrashAfterReserveCommit, out.Order.OrderNo)
 	// As for one code: the business step must not depend on the client
 	// staying connected.
 	return s.fulfilOrder(context.WithoutCancel(ctx), actor, out)
@@ -437,9 +441,13 @@ func (s *Redemptions) fulfilOrder(ctx context.Context, actor Actor, out *OrderRe
 	cancel()
 	switch {
 	case err == nil:
+		s.crashAt(CrashAfterOrderCreated, out.Order.OrderNo)
 		final, won, err := s.settleOrder(ctx, actor, out.Order, out.Flows, models.FlowSucceeded, &ref, "")
 		if err != nil {
 			return nil, err
+		}
+		if won {
+			s.crashAt(CrashAfterConfirmCommit, out.Order.OrderNo)
 		}
 		if !won && final.Order.Status != models.FlowSucceeded {
 			// Compensation released the order while it was being made: the
