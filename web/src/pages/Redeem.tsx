@@ -385,7 +385,7 @@ export function RedeemPage() {
         </form>
 
         <div className="redeem-side">
-          {orderQuote && fen !== null && (
+          {orderQuote && fen !== null && !locked && (
             <div className="card coupon-preview" data-testid="order-preview">
               <div className="card-body">
                 <div className="preview-name">{t('redeem.orderTitle', { n: orderQuote.quotes.length })}</div>
