@@ -451,3 +451,78 @@ func TestRedeemCodesFulfilmentOutcomes(t *testing.T) {
 		w.noViolations(t)
 	})
 }
+
+// The checks' SQL and their plain reference agree on the ledger of
+// multi-code orders, whose one business order is keyed by the first flow's
+// redemption number: refunds of some or all of an order's flows, old and
+// young, and an order's business order gone.
+func TestReconciliationMatchesReferenceForOrders(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		w := newWorld(t, db)
+		ctx := context.Background()
+		now := w.clock.Now()
+		codes := w.issue(w.stackable(), 7)
+		order := func(req string, codes ...string) *services.OrderRedemption {
+			out, err := w.redeemCodes(req, 5000, codes...)
+			must(t, err)
+			if out.Order.Status != models.FlowSucceeded {
+				t.Fatalf("order %s: %s", req, out.Order.Status)
+			}
+			return out
+		}
+		a := order("o-a", codes[0], codes[1], codes[2])
+		b := order("o-b", codes[3], codes[4])
+		c := order("o-c", codes[5], codes[6])
+		refund := func(f *models.RedemptionFlow, no string, at time.Time) {
+			must(t, w.db.Exec(`INSERT INTO refund_flows (merchant_id, refund_no, request_id, fingerprint, redemption_id, redeem_no,
+  coupon_id, store_id, status, reason, amount, reissue, created_at) VALUES (?, ?, ?, 'x', ?, ?, ?, ?, 'SUCCEEDED', '', 1000, false, ?)`,
+				f.MerchantID, no, no, f.ID, f.RedeemNo, f.CouponID, f.StoreID, at).Error)
+		}
+		old := now.Add(-time.Hour)
+		plants := []struct {
+			name  string
+			plant func()
+		}{
+			{"nothing", func() {}},
+			{"an order's first flow refunded long ago, the others stand", func() { refund(a.Flows[0], "RF-A0", old) }},
+			{"every flow of an order refunded long ago, its order live", func() {
+				refund(a.Flows[1], "RF-A1", old)
+				refund(a.Flows[2], "RF-A2", old)
+			}},
+			{"the first flow refunded long ago, the other just now", func() {
+				refund(b.Flows[0], "RF-B0", old)
+				refund(b.Flows[1], "RF-B1", now)
+			}},
+			{"an order's business order cancelled", func() {
+				must(t, w.db.Exec("UPDATE orders SET status = 'CANCELLED' WHERE redeem_no = ?", c.Order.OrderNo).Error)
+			}},
+		}
+		for i, p := range plants {
+			p.plant()
+			got, err := w.svc.Reconciliation.Check(ctx)
+			must(t, err)
+			want, err := services.CheckWithReference(ctx, w.svc.Reconciliation)
+			must(t, err)
+			if g, r := violationSet(got), violationSet(want); g != r {
+				t.Fatalf("after %s:\ngot\n%s\nwant\n%s", p.name, g, r)
+			}
+			if i == 0 && len(got) != 0 {
+				t.Fatalf("%d violations on a consistent ledger of orders", len(got))
+			}
+			yielded, err := services.CheckYielding(ctx, w.svc.Reconciliation)
+			must(t, err)
+			if g, r := violationSet(yielded), violationSet(want); g != r {
+				t.Fatalf("yielding run after %s:\ngot\n%s\nwant\n%s", p.name, g, r)
+			}
+		}
+		kinds := map[models.FindingKind]int{}
+		vs, err := w.svc.Reconciliation.Check(ctx)
+		must(t, err)
+		for _, v := range vs {
+			kinds[v.Kind]++
+		}
+		if kinds[models.FindingOrderWithoutRedemption] != 1 || kinds[models.FindingRedemptionWithoutOrder] != 2 {
+			t.Fatalf("violations by kind %v, want the order of o-a without a redemption and both flows of o-c without an order", kinds)
+		}
+	})
+}
