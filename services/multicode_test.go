@@ -526,3 +526,48 @@ func TestReconciliationMatchesReferenceForOrders(t *testing.T) {
 		}
 	})
 }
+
+// Concurrent copies of a request whose order is rejected record one
+// rejection, which every copy answers with, and take nothing.
+func TestRedeemCodesConcurrentRejection(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		w := newWorld(t, db)
+		codes := w.issue(w.stackable(), 3)
+		if _, err := w.redeem(codes[1], "taken", 5000); err != nil {
+			t.Fatal(err)
+		}
+		const n = 50
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		outs := make([]*services.OrderRedemption, n)
+		errs := make([]error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				outs[i], errs[i] = w.redeemCodes("same-rejected", 5000, codes...)
+			}()
+		}
+		close(start)
+		wg.Wait()
+		for i := range n {
+			if errs[i] != nil {
+				t.Fatalf("copy %d: %v", i, errs[i])
+			}
+			if o := outs[i]; o.Order.Status != models.FlowRejected || len(o.Verdicts) != 3 ||
+				!slices.Equal(o.Verdicts[1].Reasons, []string{services.RejectNotAvailable}) || o.Order.ID != outs[0].Order.ID {
+				t.Fatalf("copy %d: %s %+v", i, o.Order.Status, o.Verdicts)
+			}
+		}
+		if got := w.count(&models.RedemptionOrder{}, "1 = 1"); got != 1 {
+			t.Fatalf("%d order rows, want 1", got)
+		}
+		for _, i := range []int{0, 2} {
+			if c := w.coupon(codes[i]); c.Status != models.CouponUnused || c.Version != 0 {
+				t.Fatalf("code %d is %s v%d", i, c.Status, c.Version)
+			}
+		}
+		w.noViolations(t)
+	})
+}
