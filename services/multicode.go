@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -233,19 +234,29 @@ func (s *Redemptions) takeOrder(ctx context.Context, req *orderRequest) (*OrderR
 	return nil, false, fmt.Errorf("redeem codes: %w", err)
 }
 
-// takeCodes takes every code of req on tx, in order, for order, whose row
-// tx has just inserted: the reserve's conditional update, the stacking rule,
-// the limits, and the discount on what the codes before left. With complete,
-// the one business order and every confirmation commit in tx too. Any code
-// not taken rolls tx back with an *orderRejected.
+// takeCodes takes every code of req on tx for order, whose row tx has just
+// inserted: the reserve's conditional update, the stacking rule, the limits,
+// and the discount on what the codes before left. With complete, the one
+// business order and every confirmation commit in tx too. Any code not taken
+// rolls tx back with an *orderRejected.
+//
+// The rows are locked in one order whatever the order of the codes (the
+// coupons by code, each flow's limit counters as allowancesOf orders them),
+// so two orders sharing coupons wait for each other instead of deadlocking;
+// the stacking rule and the discounts follow the order given.
 func (s *Redemptions) takeCodes(tx *gorm.DB, req *orderRequest, order *models.RedemptionOrder, flows []*models.RedemptionFlow,
 	complete TxFulfiller, local, now time.Time) error {
 	hold := now.Add(s.holdTimeout)
-	left := req.in.OrderAmount
-	nonStackable := 0
-	reserved := make([]models.CouponTransition, len(flows))
-	for i, flow := range flows {
-		got, ok, err := models.ReserveCoupon(tx, models.ReserveArgs{MerchantID: req.actor.MerchantID, Code: req.codes[i],
+	byCode := make([]int, len(flows))
+	for i := range byCode {
+		byCode[i] = i
+	}
+	slices.SortFunc(byCode, func(a, b int) int { return strings.Compare(req.codes[a], req.codes[b]) })
+	got := make([]models.Reserved, len(flows))
+	campaigns := make([]*models.Campaign, len(flows))
+	for _, i := range byCode {
+		flow := flows[i]
+		r, ok, err := models.ReserveCoupon(tx, models.ReserveArgs{MerchantID: req.actor.MerchantID, Code: req.codes[i],
 			RedeemNo: flow.RedeemNo, StoreID: req.in.StoreID, OrderAmount: req.in.OrderAmount,
 			CustomerRef: req.in.CustomerRef, Clock: models.ClockOf(local), Now: now})
 		if err != nil {
@@ -254,29 +265,39 @@ func (s *Redemptions) takeCodes(tx *gorm.DB, req *orderRequest, order *models.Re
 		if !ok {
 			return &orderRejected{index: i}
 		}
-		campaign, err := s.campaigns.cached(tx, got.CampaignID)
-		if err != nil {
+		if campaigns[i], err = s.campaigns.cached(tx, r.CampaignID); err != nil {
 			return err
 		}
-		if !campaign.Stackable {
+		got[i] = r
+		flow.CouponID, flow.Status, flow.HoldUntil, flow.UseNo, flow.OrderID = r.ID, models.FlowProcessing, &hold, r.UseNo, &order.ID
+		if customer := customerOf(r.CustomerRef, req.in.CustomerRef); customer != "" {
+			flow.CustomerRef = &customer
+		}
+	}
+	nonStackable := 0
+	for i := range flows {
+		if !campaigns[i].Stackable {
 			if nonStackable++; nonStackable > 1 {
 				return &orderRejected{index: i, reason: RejectNotStackable}
 			}
 		}
-		flow.CouponID, flow.Status, flow.HoldUntil, flow.UseNo, flow.OrderID = got.ID, models.FlowProcessing, &hold, got.UseNo, &order.ID
-		if customer := customerOf(got.CustomerRef, req.in.CustomerRef); customer != "" {
-			flow.CustomerRef = &customer
-		}
-		if reason, err := takeAllowances(tx, campaign, flow, deref(flow.CustomerRef), dayOf(local)); err != nil || reason != "" {
+	}
+	for _, i := range byCode {
+		flow := flows[i]
+		if reason, err := takeAllowances(tx, campaigns[i], flow, deref(flow.CustomerRef), dayOf(local)); err != nil || reason != "" {
 			if err == nil {
 				err = &orderRejected{index: i, reason: reason}
 			}
 			return err
 		}
-		flow.DiscountAmount = min(campaign.Discount(left), left)
+	}
+	left := req.in.OrderAmount
+	reserved := make([]models.CouponTransition, len(flows))
+	for i, flow := range flows {
+		flow.DiscountAmount = min(campaigns[i].Discount(left), left)
 		left -= flow.DiscountAmount
 		order.DiscountAmount += flow.DiscountAmount
-		reserved[i] = flow.Transition(models.CouponUnused, models.CouponRedeeming, got.Version, req.actor.Label(), now)
+		reserved[i] = flow.Transition(models.CouponUnused, models.CouponRedeeming, got[i].Version, req.actor.Label(), now)
 	}
 	if complete == nil {
 		for i, flow := range flows {

@@ -571,3 +571,49 @@ func TestRedeemCodesConcurrentRejection(t *testing.T) {
 		w.noViolations(t)
 	})
 }
+
+// Orders that share coupons, given in opposite orders, wait for each other
+// rather than deadlock: exactly one takes the coupons, every other is
+// rejected, none fails.
+func TestRedeemCodesSharedCouponsNoDeadlock(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		w := newWorld(t, db)
+		codes := w.issue(w.stackable(), 2)
+		const n = 20
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		outs := make([]*services.OrderRedemption, n)
+		errs := make([]error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				order := []string{codes[0], codes[1]}
+				if i%2 == 1 {
+					order = []string{codes[1], codes[0]}
+				}
+				outs[i], errs[i] = w.redeemCodes(fmt.Sprintf("shared-%d", i), 5000, order...)
+			}()
+		}
+		close(start)
+		wg.Wait()
+		succeeded := 0
+		for i := range n {
+			if errs[i] != nil {
+				t.Fatalf("order %d: %v", i, errs[i])
+			}
+			switch outs[i].Order.Status {
+			case models.FlowSucceeded:
+				succeeded++
+			case models.FlowRejected:
+			default:
+				t.Fatalf("order %d: %s", i, outs[i].Order.Status)
+			}
+		}
+		if succeeded != 1 {
+			t.Fatalf("%d orders succeeded, want 1", succeeded)
+		}
+		w.noViolations(t)
+	})
+}
