@@ -20,7 +20,7 @@ import (
 // taken all or none:
 //
 //   - One transaction takes every code (the reserve's conditional update,
-//     judged by rows affected, each code in the order given), after
+//     judged by rows affected; see takeCodes for the order of the locks), after
 //     inserting the order's row (models.RedemptionOrder), whose unique
 //     (merchant_id, request_id) is the request's idempotency anchor: a
 //     concurrent copy of the request waits on that index and, once the first
@@ -40,8 +40,8 @@ import (
 //     other flows find their order through the order row. With an adapter
 //     whose orders live in coupond's database the order and every
 //     confirmation commit in the taking transaction. Otherwise the order row's
-//     one conditional update decides the outcome of every flow (settleOrder,
-//     releaseOrder): an order settles all flows, a definite failure releases
+//     one conditional update decides the outcome of every flow (settleOrder):
+//     an order settles all flows, a definite failure releases
 //     all, an unknown outcome leaves them to compensation, which resolves the
 //     whole order the same way by looking up OrderNo (Compensator.resolveOrder).
 
