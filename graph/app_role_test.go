@@ -13,7 +13,7 @@ import (
 )
 
 // An APP token (a mini-program back end) may quote, reserve, confirm, cancel
-// and redeem at any store of its merchant, each time naming the customer, and
+// and redeem (one code or several for one order) at any store of its merchant, each time naming the customer, and
 // read one customer's coupons; every other operation is FORBIDDEN.
 func TestAppTokenRole(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
@@ -110,6 +110,27 @@ func TestAppTokenRole(t *testing.T) {
 			if d.RedeemCoupon.Status != "SUCCEEDED" || d.RedeemCoupon.Coupon.Status != "REDEEMED" {
 				t.Fatalf("redeem: %+v", d)
 			}
+			// several codes for one order, at another store; and their quote
+			var more struct {
+				IssueCoupons struct{ Codes []string } `json:"issueCoupons"`
+			}
+			a.mustDo(t, a.admin, issueCoupons, map[string]any{"in": map[string]any{"campaignId": camp.CreateCampaign.ID, "count": 1,
+				"customerRefs": []string{"u1"}}}, &more)
+			var mq struct {
+				QuoteCoupons struct{ Eligible bool }
+			}
+			a.mustDo(t, app, quoteCoupons, map[string]any{"codes": more.IssueCoupons.Codes, "s": otherStore, "amount": 5000,
+				"c": "u1"}, &mq)
+			if !mq.QuoteCoupons.Eligible {
+				t.Fatalf("quoteCoupons: %+v", mq)
+			}
+			var mr struct{ RedeemCoupons redeemCouponsPayload }
+			multi := ordersVars(otherStore, "mp-4", 5000, more.IssueCoupons.Codes...)
+			multi["in"].(map[string]any)["customerRef"] = "u1"
+			a.mustDo(t, app, redeemCoupons, multi, &mr)
+			if mr.RedeemCoupons.Status != "SUCCEEDED" || len(mr.RedeemCoupons.Redemptions) != 1 {
+				t.Fatalf("redeemCoupons: %+v", mr)
+			}
 			// the viewer says who the token is
 			var v struct{ Viewer struct{ Role string } }
 			a.mustDo(t, app, `{ viewer { role } }`, nil, &v)
@@ -128,6 +149,8 @@ func TestAppTokenRole(t *testing.T) {
 				{"quote", quote, map[string]any{"code": codes[3], "s": store}, "BAD_USER_INPUT"},
 				{"reserve", reserveCoupon, in(codes[3], "mp-10", ""), "BAD_USER_INPUT"},
 				{"redeem", redeemCoupon, in(codes[3], "mp-11", ""), "BAD_USER_INPUT"},
+				{"quoteCoupons", quoteCoupons, map[string]any{"codes": []string{codes[3]}, "s": store, "amount": 5000}, "BAD_USER_INPUT"},
+				{"redeemCoupons", redeemCoupons, ordersVars(store, "mp-12", 5000, codes[3]), "BAD_USER_INPUT"},
 				{"confirm", confirm, map[string]any{"in": map[string]any{"redeemNo": "RD1", "orderRef": "x"}}, "BAD_USER_INPUT"},
 				{"cancel", cancel, map[string]any{"in": map[string]any{"redeemNo": "RD1"}}, "BAD_USER_INPUT"},
 				{"wallet without customer", wallet, nil, "FORBIDDEN"},
@@ -141,6 +164,9 @@ func TestAppTokenRole(t *testing.T) {
 						t.Fatalf("got %v, want %s", got, tt.want)
 					}
 				})
+			}
+			if n := countWhere(t, db, &models.RedemptionOrder{}, "request_id = 'mp-12'"); n != 0 {
+				t.Fatalf("%d orders written without a customerRef", n)
 			}
 			if n := countWhere(t, db, &models.RedemptionFlow{}, "request_id IN ('mp-10', 'mp-11')"); n != 0 {
 				t.Fatalf("%d flows written without a customerRef", n)
@@ -159,6 +185,8 @@ func TestAppTokenRole(t *testing.T) {
 				vars  map[string]any
 			}{
 				{"refundRedemption", refund, map[string]any{"in": map[string]any{"redeemNo": done.RedeemCoupon.RedeemNo, "requestId": "rf-1"}}},
+				{"refundRedemptions", refundRedemptions, map[string]any{"in": map[string]any{"redeemNos": []string{done.RedeemCoupon.RedeemNo},
+					"requestId": "rf-1"}}},
 				{"coupon", `query($c: String!) { coupon(code: $c) { status } }`, map[string]any{"c": codes[0]}},
 				{"campaign", `query($id: ID!) { campaign(id: $id) { name } }`, map[string]any{"id": camp.CreateCampaign.ID}},
 				{"campaigns", `{ campaigns { edges { node { name } } } }`, nil},

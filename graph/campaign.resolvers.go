@@ -52,7 +52,7 @@ func (r *mutationResolver) CreateCampaign(ctx context.Context, input model.Creat
 		PerCustomerLimit: deref(input.PerCustomerLimit), CodeSource: deref(input.CodeSource), RequestID: deref(input.RequestID),
 		UsesPerCoupon: input.UsesPerCoupon, PerCustomerDailyLimit: input.PerCustomerDailyLimit,
 		PerStoreDailyLimit: input.PerStoreDailyLimit, ValidDaysAfterIssue: input.ValidDaysAfterIssue,
-		Weekdays: weekdaysIn(input.Weekdays), DailyWindow: window,
+		Weekdays: weekdaysIn(input.Weekdays), DailyWindow: window, Stackable: deref(input.Stackable),
 	})
 }
 

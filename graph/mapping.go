@@ -126,3 +126,12 @@ func weekdaysOf(bits int64) []model.Weekday {
 	}
 	return out
 }
+
+// rejectReasons are reject reasons as the schema's enum.
+func rejectReasons(reasons []string) []model.RejectReason {
+	out := make([]model.RejectReason, len(reasons))
+	for i, r := range reasons {
+		out[i] = model.RejectReason(r)
+	}
+	return out
+}

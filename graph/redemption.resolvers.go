@@ -14,6 +14,20 @@ import (
 	"time"
 )
 
+// RejectReason is the resolver for the rejectReason field.
+func (r *codeRejectionResolver) RejectReason(ctx context.Context, obj *services.CodeVerdict) (*model.RejectReason, error) {
+	if len(obj.Reasons) == 0 {
+		return nil, nil
+	}
+	reason := model.RejectReason(obj.Reasons[0])
+	return &reason, nil
+}
+
+// Reasons is the resolver for the reasons field.
+func (r *codeRejectionResolver) Reasons(ctx context.Context, obj *services.CodeVerdict) ([]model.RejectReason, error) {
+	return rejectReasons(obj.Reasons), nil
+}
+
 // RedeemCoupon is the resolver for the redeemCoupon field.
 func (r *mutationResolver) RedeemCoupon(ctx context.Context, input model.RedeemCouponInput) (*models.RedemptionFlow, error) {
 	return r.Svc.Redemptions.Redeem(ctx, services.ActorFrom(ctx), redeemInput(input))
@@ -42,6 +56,18 @@ func (r *mutationResolver) RefundRedemption(ctx context.Context, input model.Ref
 		RequestID: input.RequestID, Reason: deref(input.Reason), Reissue: deref(input.Reissue)})
 }
 
+// RedeemCoupons is the resolver for the redeemCoupons field.
+func (r *mutationResolver) RedeemCoupons(ctx context.Context, input model.RedeemCouponsInput) (*services.OrderRedemption, error) {
+	return r.Svc.Redemptions.RedeemCodes(ctx, services.ActorFrom(ctx), services.RedeemCodesInput{Codes: input.Codes,
+		StoreID: input.StoreID, RequestID: input.RequestID, OrderAmount: input.OrderAmount, CustomerRef: deref(input.CustomerRef)})
+}
+
+// RefundRedemptions is the resolver for the refundRedemptions field.
+func (r *mutationResolver) RefundRedemptions(ctx context.Context, input model.RefundRedemptionsInput) ([]*models.RefundFlow, error) {
+	return r.Svc.Redemptions.RefundMany(ctx, services.ActorFrom(ctx), services.RefundManyInput{RedeemNos: input.RedeemNos,
+		RequestID: input.RequestID, Reason: deref(input.Reason), Reissue: deref(input.Reissue)})
+}
+
 // RedemptionsByHour is the resolver for the redemptionsByHour field.
 func (r *queryResolver) RedemptionsByHour(ctx context.Context, from time.Time, to time.Time, storeID *int64) ([]*services.HourCount, error) {
 	hours, err := r.Svc.Coupons.RedemptionsByHour(ctx, services.ActorFrom(ctx), from, to, deref(storeID))
@@ -59,6 +85,12 @@ func (r *queryResolver) RedemptionsByHour(ctx context.Context, from time.Time, t
 func (r *queryResolver) RedemptionQuote(ctx context.Context, code string, storeID int64, orderAmount int64, customerRef *string) (*services.Quote, error) {
 	return r.Svc.Redemptions.Quote(ctx, services.ActorFrom(ctx), services.QuoteInput{Code: code, StoreID: storeID, OrderAmount: orderAmount,
 		CustomerRef: deref(customerRef)})
+}
+
+// QuoteCoupons is the resolver for the quoteCoupons field.
+func (r *queryResolver) QuoteCoupons(ctx context.Context, codes []string, storeID int64, orderAmount int64, customerRef *string) (*services.OrderQuote, error) {
+	return r.Svc.Redemptions.QuoteCodes(ctx, services.ActorFrom(ctx), services.QuoteCodesInput{Codes: codes, StoreID: storeID,
+		OrderAmount: orderAmount, CustomerRef: deref(customerRef)})
 }
 
 // Redemption is the resolver for the redemption field.
@@ -80,6 +112,45 @@ func (r *queryResolver) Redemptions(ctx context.Context, filter *model.Redemptio
 		Edges: edges(page, flowID, func(c string, n *models.RedemptionFlow) *model.RedemptionEdge {
 			return &model.RedemptionEdge{Cursor: c, Node: n}
 		})}, nil
+}
+
+// Status is the resolver for the status field.
+func (r *redeemCouponsPayloadResolver) Status(ctx context.Context, obj *services.OrderRedemption) (models.FlowStatus, error) {
+	return obj.Order.Status, nil
+}
+
+// RequestID is the resolver for the requestId field.
+func (r *redeemCouponsPayloadResolver) RequestID(ctx context.Context, obj *services.OrderRedemption) (string, error) {
+	return obj.Order.RequestID, nil
+}
+
+// Redemptions is the resolver for the redemptions field.
+func (r *redeemCouponsPayloadResolver) Redemptions(ctx context.Context, obj *services.OrderRedemption) ([]*models.RedemptionFlow, error) {
+	return obj.Flows, nil
+}
+
+// Reasons is the resolver for the reasons field.
+func (r *redeemCouponsPayloadResolver) Reasons(ctx context.Context, obj *services.OrderRedemption) ([]*services.CodeVerdict, error) {
+	out := make([]*services.CodeVerdict, len(obj.Verdicts))
+	for i := range obj.Verdicts {
+		out[i] = &obj.Verdicts[i]
+	}
+	return out, nil
+}
+
+// DiscountAmount is the resolver for the discountAmount field.
+func (r *redeemCouponsPayloadResolver) DiscountAmount(ctx context.Context, obj *services.OrderRedemption) (int64, error) {
+	return obj.Order.DiscountAmount, nil
+}
+
+// AmountToPay is the resolver for the amountToPay field.
+func (r *redeemCouponsPayloadResolver) AmountToPay(ctx context.Context, obj *services.OrderRedemption) (int64, error) {
+	return obj.PayAmount(), nil
+}
+
+// OrderRef is the resolver for the orderRef field.
+func (r *redeemCouponsPayloadResolver) OrderRef(ctx context.Context, obj *services.OrderRedemption) (*string, error) {
+	return obj.Order.OrderRef, nil
 }
 
 // RejectReason is the resolver for the rejectReason field.
@@ -117,11 +188,7 @@ func (r *redemptionQuoteResolver) RejectReason(ctx context.Context, obj *service
 
 // Reasons is the resolver for the reasons field.
 func (r *redemptionQuoteResolver) Reasons(ctx context.Context, obj *services.Quote) ([]model.RejectReason, error) {
-	out := make([]model.RejectReason, len(obj.Reasons))
-	for i, r := range obj.Reasons {
-		out[i] = model.RejectReason(r)
-	}
-	return out, nil
+	return rejectReasons(obj.Reasons), nil
 }
 
 // Redemption is the resolver for the redemption field.
@@ -137,6 +204,14 @@ func (r *refundResolver) ReissuedCoupon(ctx context.Context, obj *models.RefundF
 	return loadersFrom(ctx).couponLoader().Load(ctx, *obj.ReissuedCouponID)
 }
 
+// CodeRejection returns generated.CodeRejectionResolver implementation.
+func (r *Resolver) CodeRejection() generated.CodeRejectionResolver { return &codeRejectionResolver{r} }
+
+// RedeemCouponsPayload returns generated.RedeemCouponsPayloadResolver implementation.
+func (r *Resolver) RedeemCouponsPayload() generated.RedeemCouponsPayloadResolver {
+	return &redeemCouponsPayloadResolver{r}
+}
+
 // Redemption returns generated.RedemptionResolver implementation.
 func (r *Resolver) Redemption() generated.RedemptionResolver { return &redemptionResolver{r} }
 
@@ -149,7 +224,9 @@ func (r *Resolver) RedemptionQuote() generated.RedemptionQuoteResolver {
 func (r *Resolver) Refund() generated.RefundResolver { return &refundResolver{r} }
 
 type (
-	redemptionResolver      struct{ *Resolver }
-	redemptionQuoteResolver struct{ *Resolver }
-	refundResolver          struct{ *Resolver }
+	codeRejectionResolver        struct{ *Resolver }
+	redeemCouponsPayloadResolver struct{ *Resolver }
+	redemptionResolver           struct{ *Resolver }
+	redemptionQuoteResolver      struct{ *Resolver }
+	refundResolver               struct{ *Resolver }
 )

@@ -60,9 +60,12 @@ type RedemptionFlow struct {
 	// AllowanceDay is the merchant-local day (YYYY-MM-DD) whose limits the
 	// use was counted against, "" when it counted against none.
 	AllowanceDay string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
-	FinishedAt   *time.Time
+	// OrderID is the multi-code order (RedemptionOrder) the flow is one code
+	// of; nil for a redemption of one code.
+	OrderID    *int64
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+	FinishedAt *time.Time
 	// CouponAfter is the coupon's status right after this process's last
 	// write of the flow (REDEEMED after a card's last use, UNUSED after an
 	// earlier one); empty when the flow was read back. Not stored.
@@ -97,6 +100,10 @@ func flowValues(f *RedemptionFlow) []any {
 func InsertFlow(tx *gorm.DB, flow *RedemptionFlow, transitions ...CouponTransition) error {
 	insertFlow := "INSERT INTO redemption_flows (" + flowColumns + ") VALUES " + placeholders(23) + " RETURNING id"
 	args := flowValues(flow)
+	if flow.OrderID != nil {
+		insertFlow = "INSERT INTO redemption_flows (" + flowColumns + ", order_id) VALUES " + placeholders(24) + " RETURNING id"
+		args = append(args, *flow.OrderID)
+	}
 	var rows []struct{ ID int64 }
 	if DialectOfDB(tx) == Postgres && len(transitions) > 0 {
 		vals, targs := transitionValues(transitions)

@@ -81,6 +81,10 @@ type CreateCampaignInput struct {
 	// DailyWindow, optional, is the local time of day the coupons can be
 	// used in; From after To crosses midnight.
 	DailyWindow *DailyWindow
+	// Stackable lets the campaign's coupons share an order with other
+	// coupons (redeemCoupons); an order takes at most one coupon of a
+	// campaign that is not. Like the benefit, it never changes.
+	Stackable bool
 }
 
 // DailyWindow is a time of day [From, To) in minutes after local midnight
@@ -127,6 +131,10 @@ func (c *Campaigns) Create(ctx context.Context, actor Actor, in CreateCampaignIn
 		// Only when not the default, so earlier requests keep their fingerprints.
 		params = append(params, string(in.CodeSource))
 	}
+	if in.Stackable {
+		// Likewise.
+		params = append(params, "stackable")
+	}
 	req, err := newAdminRequest(actor, "createCampaign", in.RequestID, params...)
 	if err != nil {
 		return nil, err
@@ -143,7 +151,8 @@ func (c *Campaigns) Create(ctx context.Context, actor Actor, in CreateCampaignIn
 		AllStores: len(in.StoreIDs) == 0, TotalQuantity: in.TotalQuantity, PerCustomerLimit: in.PerCustomerLimit,
 		RefundWindowMinutes: *in.RefundWindowMinutes, State: models.CampaignActive, CodeSource: in.CodeSource, CreatedAt: c.now(),
 		UsesPerCoupon: *in.UsesPerCoupon, PerCustomerDailyLimit: deref(in.PerCustomerDailyLimit),
-		PerStoreDailyLimit: deref(in.PerStoreDailyLimit), ValidDaysAfterIssue: deref(in.ValidDaysAfterIssue)}
+		PerStoreDailyLimit: deref(in.PerStoreDailyLimit), ValidDaysAfterIssue: deref(in.ValidDaysAfterIssue),
+		Stackable: in.Stackable}
 	for _, d := range in.Weekdays {
 		camp.Weekdays |= models.WeekdayBit(d)
 	}

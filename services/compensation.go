@@ -182,6 +182,9 @@ func (c *Compensator) resolve(ctx context.Context, f *models.StuckFlow, res *Com
 		// reservation simply ends; a late confirm finds it RELEASED.
 		return c.release(ctx, actor, f)
 	}
+	if f.OrderID != nil {
+		return c.resolveOrder(ctx, actor, f, res)
+	}
 	db := c.db.WithContext(ctx)
 	if f.FencedAt == nil {
 		lctx, cancel := context.WithTimeout(ctx, c.red.adapter.timeout)
@@ -215,6 +218,62 @@ func (c *Compensator) resolve(ctx context.Context, f *models.StuckFlow, res *Com
 		return c.failed(ctx, flow, fmt.Errorf("fence at the adapter: %w", err), res)
 	}
 	return c.release(ctx, actor, f)
+}
+
+// resolveOrder decides a claimed flow of a multi-code order by deciding the
+// whole order, the same way resolve decides one flow: the business order is
+// looked up by the order's key (its first redemption number); it exists:
+// every flow is confirmed; it does not: the order is fenced (it can no longer
+// succeed), the key cancelled at the adapter, and every coupon given back.
+// The order row's conditional update decides, so the order's other flows,
+// claimed in the same batch or by another worker, are found finished
+// (outcomeLost), and a late answer of the original request loses.
+func (c *Compensator) resolveOrder(ctx context.Context, actor Actor, f *models.StuckFlow, res *CompensationResult) (outcome, error) {
+	db := c.db.WithContext(ctx)
+	order, err := models.RedemptionOrderByID(db, f.MerchantID, *f.OrderID)
+	if err != nil {
+		return outcomeRetry, fmt.Errorf("find order of %s: %w", f.RedeemNo, err)
+	}
+	if order.Status != models.FlowProcessing {
+		return outcomeLost, nil
+	}
+	flows, err := models.FlowsOfOrder(db, f.MerchantID, order.ID)
+	if err != nil {
+		return outcomeRetry, fmt.Errorf("find flows of order %s: %w", order.OrderNo, err)
+	}
+	if order.FencedAt == nil {
+		lctx, cancel := context.WithTimeout(ctx, c.red.adapter.timeout)
+		look, err := c.fulfiller.Lookup(lctx, f.MerchantID, order.OrderNo)
+		cancel()
+		if err != nil {
+			return c.failed(ctx, &f.RedemptionFlow, fmt.Errorf("look up order: %w", err), res)
+		}
+		if look.Exists {
+			_, won, err := c.red.settleOrder(ctx, actor, order, flows, models.FlowSucceeded, &look.OrderRef, "")
+			if err != nil || !won {
+				return outcomeLost, err
+			}
+			return outcomeRolledForward, nil
+		}
+		ok, err := models.FenceRedemptionOrder(db, f.MerchantID, order.ID, c.now())
+		if err != nil {
+			return outcomeRetry, fmt.Errorf("fence order %s: %w", order.OrderNo, err)
+		}
+		if !ok {
+			return outcomeLost, nil
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, c.red.adapter.timeout)
+	err = c.fulfiller.Cancel(cctx, f.MerchantID, order.OrderNo)
+	cancel()
+	if err != nil {
+		return c.failed(ctx, &f.RedemptionFlow, fmt.Errorf("fence at the adapter: %w", err), res)
+	}
+	_, won, err := c.red.settleOrder(ctx, actor, order, flows, models.FlowReleased, nil, ReleaseHoldTimeout)
+	if err != nil || !won {
+		return outcomeLost, err
+	}
+	return outcomeReleased, nil
 }
 
 func (c *Compensator) release(ctx context.Context, actor Actor, f *models.StuckFlow) (outcome, error) {

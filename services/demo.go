@@ -23,7 +23,7 @@ type DemoResult struct {
 }
 
 // SeedDemo creates merchant "demo" with 3 stores, 2 campaigns, 1,000 coupons and
-// a history of redemptions and refunds, all through the real services, when the
+// a history of redemptions (two of them orders paid with several coupons) and refunds, all through the real services, when the
 // merchant does not exist yet. Either way it mints fresh ADMIN, CLERK (bound to
 // the first store) and FINANCE tokens, since stored tokens cannot be shown again.
 func (s *Services) SeedDemo(ctx context.Context) (*DemoResult, error) {
@@ -81,7 +81,7 @@ func (s *Services) seedDemo(ctx context.Context) (*models.Merchant, error) {
 	discount, err := s.Campaigns.Create(ctx, admin, CreateCampaignInput{Name: "上海店8折 20% off in Shanghai",
 		Type: models.CampaignDiscount, Value: 20, MaxDiscount: 1500, ValidFrom: now.AddDate(0, 0, -7),
 		ValidTo: now.AddDate(0, 1, 0), StoreIDs: []int64{stores[0].ID, stores[1].ID}, TotalQuantity: 2000,
-		RefundWindowMinutes: &window})
+		RefundWindowMinutes: &window, Stackable: true})
 	if err != nil {
 		return nil, err
 	}
@@ -112,6 +112,29 @@ func (s *Services) seedDemo(ctx context.Context) (*models.Merchant, error) {
 				return nil, err
 			}
 		}
+	}
+	// Two orders paid with several coupons: one refunded in part, one in
+	// full (the 20%-off campaign stacks; the cash one goes on once).
+	first, err := s.Redemptions.RedeemCodes(ctx, admin, RedeemCodesInput{Codes: []string{discountCodes.Codes[100],
+		discountCodes.Codes[101], cashCodes.Codes[100]}, StoreID: stores[0].ID, RequestID: "demo-order-1", OrderAmount: 8000})
+	if err != nil {
+		return nil, err
+	}
+	second, err := s.Redemptions.RedeemCodes(ctx, admin, RedeemCodesInput{Codes: []string{discountCodes.Codes[102],
+		discountCodes.Codes[103]}, StoreID: stores[1].ID, RequestID: "demo-order-2", OrderAmount: 5000})
+	if err != nil {
+		return nil, err
+	}
+	if len(first.Flows) != 3 || len(second.Flows) != 2 {
+		return nil, fmt.Errorf("demo orders: %s and %s", first.Order.Status, second.Order.Status)
+	}
+	if _, err := s.Redemptions.Refund(ctx, admin, RefundInput{RedeemNo: first.Flows[0].RedeemNo,
+		RequestID: "demo-order-refund-1", Reason: "少上一道菜 one dish missing"}); err != nil {
+		return nil, err
+	}
+	if _, err := s.Redemptions.RefundMany(ctx, admin, RefundManyInput{RedeemNos: []string{second.Flows[0].RedeemNo,
+		second.Flows[1].RedeemNo}, RequestID: "demo-order-refund-2", Reason: "顾客取消 customer cancelled"}); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

@@ -25,6 +25,10 @@ const (
 	RejectNotValidToday = "NOT_VALID_TODAY"
 	// RejectOutsideHours: now is outside the campaign's daily window.
 	RejectOutsideHours = "OUTSIDE_HOURS"
+	// RejectNotStackable: a multi-code order already has a coupon of a
+	// campaign that is not stackable; at most one such coupon goes on an
+	// order (see multicode.go).
+	RejectNotStackable = "NOT_STACKABLE"
 	// RejectCustomerMismatch, RejectCustomerLimitReached and
 	// RejectStoreDailyLimitReached are in allowance.go.
 )
@@ -198,27 +202,8 @@ func (s *Redemptions) Quote(ctx context.Context, actor Actor, in QuoteInput) (*Q
 	if err != nil {
 		return nil, err
 	}
-	if err := checkOrderAmount(in.OrderAmount); err != nil {
+	if err := s.quoteAllowed(actor, in.StoreID, in.OrderAmount, in.CustomerRef); err != nil {
 		return nil, err
-	}
-	if err := checkText("customerRef", in.CustomerRef, 64, false); err != nil {
-		return nil, err
-	}
-	if err := actor.requireStore(in.StoreID); err != nil {
-		return nil, err
-	}
-	if err := actor.requireCustomer(in.CustomerRef); err != nil {
-		return nil, err
-	}
-	if err := s.limits.lookupsAllowed(actor, in.CustomerRef); err != nil {
-		return nil, err
-	}
-	if actor.Role == models.RoleApp {
-		// A mini-program's quotes are its customers' requests: each is
-		// charged to its customer, so none can flood the token.
-		if err := s.limits.perCustomer.take(customerKey{actor.TokenID, in.CustomerRef}); err != nil {
-			return nil, err
-		}
 	}
 	db := s.db.WithContext(ctx)
 	c, err := models.CouponByCode(db, actor.MerchantID, key.code)
@@ -249,6 +234,33 @@ func (s *Redemptions) Quote(ctx context.Context, actor Actor, in QuoteInput) (*Q
 		q.RejectReason = reasons[0]
 	}
 	return q, nil
+}
+
+// quoteAllowed validates the order of a quote (one code or several) and
+// authorizes actor to ask it: at a store it operates, naming the customer
+// when it is an APP token, within the failed-lookup limits.
+func (s *Redemptions) quoteAllowed(actor Actor, storeID, orderAmount int64, customerRef string) error {
+	if err := checkOrderAmount(orderAmount); err != nil {
+		return err
+	}
+	if err := checkText("customerRef", customerRef, 64, false); err != nil {
+		return err
+	}
+	if err := actor.requireStore(storeID); err != nil {
+		return err
+	}
+	if err := actor.requireCustomer(customerRef); err != nil {
+		return err
+	}
+	if err := s.limits.lookupsAllowed(actor, customerRef); err != nil {
+		return err
+	}
+	if actor.Role == models.RoleApp {
+		// A mini-program's quotes are its customers' requests: each is
+		// charged to its customer, so none can flood the token.
+		return s.limits.perCustomer.take(customerKey{actor.TokenID, customerRef})
+	}
+	return nil
 }
 
 // checkOrderAmount refuses an order amount outside 0..MaxOrderAmount.

@@ -119,7 +119,8 @@ WHERE c.status = 'REDEEMING' AND f.hold_until < ?`,
 		sql: `SELECT o.merchant_id, o.coupon_id, o.redeem_no, o.id AS ref_id
 FROM orders o
 WHERE o.status = 'CREATED' AND NOT EXISTS (SELECT 1 FROM redemption_flows f
-  WHERE f.merchant_id = o.merchant_id AND f.redeem_no = o.redeem_no
+  WHERE f.merchant_id = o.merchant_id AND (f.redeem_no = o.redeem_no OR f.order_id IN (SELECT g.id
+      FROM redemption_orders g WHERE g.merchant_id = o.merchant_id AND g.order_no = o.redeem_no))
     AND (f.status = 'PROCESSING' OR (f.status = 'SUCCEEDED'
       AND NOT EXISTS (SELECT 1 FROM refund_flows r WHERE r.redemption_id = f.id AND r.created_at < ?))))`,
 		args:    func(p checkParams) []any { return []any{p.refundCutoff} },
@@ -134,7 +135,8 @@ WHERE o.status = 'CREATED' AND NOT EXISTS (SELECT 1 FROM redemption_flows f
 FROM redemption_flows f
 WHERE f.status = 'SUCCEEDED' AND f.operation = 'REDEEM'
   AND NOT EXISTS (SELECT 1 FROM refund_flows r WHERE r.redemption_id = f.id)
-  AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.redeem_no = f.redeem_no AND o.status = 'CREATED')`,
+  AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.status = 'CREATED' AND o.redeem_no = COALESCE((SELECT g.order_no
+    FROM redemption_orders g WHERE g.id = f.order_id), f.redeem_no))`,
 		args: noArgs, subject: byRedeemNo,
 		details: func(r checkRow) string { return "redemption succeeded but has no live order" },
 	},

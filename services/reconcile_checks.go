@@ -144,6 +144,11 @@ WHERE c.status = 'REDEEMING' AND f.hold_until < ?`,
 		// this is the orders without a live flow plus the orders whose
 		// succeeded flow was refunded: two anti- and semi-joins, where a refund
 		// test nested in the first would run once per flow.
+		// The one order of a multi-code order is keyed by its first flow's
+		// redemption number and moves with all its flows, so the first part
+		// holds for it as it is; a refunded first flow leaves it justified
+		// while another flow of the order stands (order_id is NULL, and the
+		// last test empty, for every other flow).
 		sql: `SELECT o.merchant_id, o.coupon_id, o.redeem_no, o.id AS ref_id
 FROM orders o
 WHERE o.status = 'CREATED' AND {in:o.id} AND NOT EXISTS (SELECT 1 FROM redemption_flows f
@@ -152,9 +157,12 @@ UNION ALL
 SELECT o.merchant_id, o.coupon_id, o.redeem_no, o.id AS ref_id
 FROM orders o JOIN redemption_flows f ON f.merchant_id = o.merchant_id AND f.redeem_no = o.redeem_no
 WHERE o.status = 'CREATED' AND {in:o.id} AND f.status = 'SUCCEEDED'
-  AND EXISTS (SELECT 1 FROM refund_flows r WHERE r.merchant_id = f.merchant_id AND r.redemption_id = f.id AND r.created_at < ?)`,
+  AND EXISTS (SELECT 1 FROM refund_flows r WHERE r.merchant_id = f.merchant_id AND r.redemption_id = f.id AND r.created_at < ?)
+  AND NOT EXISTS (SELECT 1 FROM redemption_flows g WHERE f.order_id IS NOT NULL AND g.merchant_id = f.merchant_id
+    AND g.order_id = f.order_id AND g.status = 'SUCCEEDED'
+    AND NOT EXISTS (SELECT 1 FROM refund_flows r WHERE r.merchant_id = g.merchant_id AND r.redemption_id = g.id AND r.created_at < ?))`,
 		batch:   byOrders,
-		args:    func(p checkParams) []any { return []any{p.refundCutoff} },
+		args:    func(p checkParams) []any { return []any{p.refundCutoff, p.refundCutoff} },
 		subject: byRedeemNo,
 		details: func(r checkRow) string {
 			return fmt.Sprintf("order %d is live without a succeeded, unrefunded redemption", num(r.RefID))
@@ -162,11 +170,15 @@ WHERE o.status = 'CREATED' AND {in:o.id} AND f.status = 'SUCCEEDED'
 	},
 	{
 		kind: models.FindingRedemptionWithoutOrder, orders: true,
+		// A flow of a multi-code order has the order's one business order,
+		// keyed by the order's first redemption number.
 		sql: `SELECT f.merchant_id, f.coupon_id, f.redeem_no
 FROM redemption_flows f
 WHERE f.status = 'SUCCEEDED' AND f.operation = 'REDEEM' AND {in:f.coupon_id}
   AND NOT EXISTS (SELECT 1 FROM refund_flows r WHERE r.merchant_id = f.merchant_id AND r.redemption_id = f.id)
-  AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.merchant_id = f.merchant_id AND o.redeem_no = f.redeem_no AND o.status = 'CREATED')`,
+  AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.merchant_id = f.merchant_id AND o.status = 'CREATED'
+    AND o.redeem_no = COALESCE((SELECT g.order_no FROM redemption_orders g WHERE g.merchant_id = f.merchant_id
+      AND g.id = f.order_id), f.redeem_no))`,
 		batch: byCoupons, args: noArgs, subject: byRedeemNo,
 		details: func(r checkRow) string { return "redemption succeeded but has no live order" },
 	},

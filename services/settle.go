@@ -41,43 +41,9 @@ func (s *Redemptions) finish(ctx context.Context, actor Actor, flow *models.Rede
 	var couponAfter models.CouponStatus
 	err := s.gate.run(ctx, func() error {
 		return db.Transaction(func(tx *gorm.DB) error {
-			ok, err := models.FinishFlow(tx, flow.ID, out)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return errLostRace
-			}
-			var version int64
-			after := to
-			if to == models.CouponRedeemed {
-				version, after, ok, err = models.ConfirmUse(tx, flow.CouponID, flow.RedeemNo, seen, out.Now)
-			} else {
-				version, ok, err = models.MoveCouponAt(tx, flow.CouponID, flow.RedeemNo, models.CouponRedeeming, to, seen, out.Now)
-			}
-			couponAfter = after
-			if err != nil {
-				return err
-			}
-			if !ok {
-				// The flow was PROCESSING, so its coupon must be REDEEMING and held
-				// by it; anything else is a broken invariant, never papered over.
-				return fmt.Errorf("coupon %d is not held by processing flow %s", flow.CouponID, flow.RedeemNo)
-			}
-			if to == models.CouponUnused {
-				// A use given back no longer counts against the limits.
-				if err := s.returnAllowances(tx, flow); err != nil {
-					return err
-				}
-			}
-			if err := models.RecordTransitions(tx, flow.Transition(models.CouponRedeeming, after, version, actor.Label(), out.Now)); err != nil {
-				return err
-			}
-			event := models.EventRedemptionSucceeded
-			if to == models.CouponUnused {
-				event = models.EventRedemptionReleased
-			}
-			return models.InsertRedemptionEvent(tx, event, flow.MerchantID, flow.ID, out.Now)
+			var err error
+			couponAfter, err = s.finishTx(tx, actor, flow, out, to, seen)
+			return err
 		})
 	})
 	if errors.Is(err, errLostRace) {
@@ -95,6 +61,50 @@ func (s *Redemptions) finish(ctx context.Context, actor Actor, flow *models.Rede
 	final.ReleaseReason = out.ReleaseReason
 	final.CouponAfter = couponAfter
 	return &final, true, nil
+}
+
+// finishTx is finish's transaction on tx: the flow's conditional move, its
+// coupon's, the allowances given back on a release, the transition and the
+// event. It returns errLostRace when the flow had left PROCESSING, and the
+// coupon's status after the move. A multi-code order finishes each of its
+// flows with it inside the one transaction that moves the order.
+func (s *Redemptions) finishTx(tx *gorm.DB, actor Actor, flow *models.RedemptionFlow, out models.FlowOutcome, to models.CouponStatus, seen int64) (models.CouponStatus, error) {
+	ok, err := models.FinishFlow(tx, flow.ID, out)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", errLostRace
+	}
+	var version int64
+	after := to
+	if to == models.CouponRedeemed {
+		version, after, ok, err = models.ConfirmUse(tx, flow.CouponID, flow.RedeemNo, seen, out.Now)
+	} else {
+		version, ok, err = models.MoveCouponAt(tx, flow.CouponID, flow.RedeemNo, models.CouponRedeeming, to, seen, out.Now)
+	}
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		// The flow was PROCESSING, so its coupon must be REDEEMING and held
+		// by it; anything else is a broken invariant, never papered over.
+		return "", fmt.Errorf("coupon %d is not held by processing flow %s", flow.CouponID, flow.RedeemNo)
+	}
+	if to == models.CouponUnused {
+		// A use given back no longer counts against the limits.
+		if err := s.returnAllowances(tx, flow); err != nil {
+			return "", err
+		}
+	}
+	if err := models.RecordTransitions(tx, flow.Transition(models.CouponRedeeming, after, version, actor.Label(), out.Now)); err != nil {
+		return "", err
+	}
+	event := models.EventRedemptionSucceeded
+	if to == models.CouponUnused {
+		event = models.EventRedemptionReleased
+	}
+	return after, models.InsertRedemptionEvent(tx, event, flow.MerchantID, flow.ID, out.Now)
 }
 
 // gate admits redemption transactions first come, first served, as many at

@@ -33,6 +33,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 type ResolverRoot interface {
 	ApiToken() ApiTokenResolver
 	Campaign() CampaignResolver
+	CodeRejection() CodeRejectionResolver
 	Coupon() CouponResolver
 	CouponTransition() CouponTransitionResolver
 	Event() EventResolver
@@ -40,6 +41,7 @@ type ResolverRoot interface {
 	JobRun() JobRunResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
+	RedeemCouponsPayload() RedeemCouponsPayloadResolver
 	Redemption() RedemptionResolver
 	RedemptionQuote() RedemptionQuoteResolver
 	Refund() RefundResolver
@@ -110,6 +112,7 @@ type ComplexityRoot struct {
 		PerStoreDailyLimit    func(childComplexity int) int
 		RefundWindowMinutes   func(childComplexity int) int
 		Reissued              func(childComplexity int) int
+		Stackable             func(childComplexity int) int
 		State                 func(childComplexity int) int
 		Stores                func(childComplexity int) int
 		TotalQuantity         func(childComplexity int) int
@@ -131,6 +134,12 @@ type ComplexityRoot struct {
 	CampaignEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	CodeRejection struct {
+		Code         func(childComplexity int) int
+		Reasons      func(childComplexity int) int
+		RejectReason func(childComplexity int) int
 	}
 
 	Coupon struct {
@@ -169,6 +178,13 @@ type ComplexityRoot struct {
 		Store        func(childComplexity int) int
 		ToStatus     func(childComplexity int) int
 		VersionAfter func(childComplexity int) int
+	}
+
+	CouponsQuote struct {
+		DiscountAmount func(childComplexity int) int
+		Eligible       func(childComplexity int) int
+		PayAmount      func(childComplexity int) int
+		Quotes         func(childComplexity int) int
 	}
 
 	CreateTokenPayload struct {
@@ -319,8 +335,10 @@ type ComplexityRoot struct {
 		IssueCoupons          func(childComplexity int, input model.IssueCouponsInput) int
 		PauseCampaign         func(childComplexity int, input model.CampaignVersionInput) int
 		RedeemCoupon          func(childComplexity int, input model.RedeemCouponInput) int
+		RedeemCoupons         func(childComplexity int, input model.RedeemCouponsInput) int
 		RedeliverEvent        func(childComplexity int, input model.RedeliverEventInput) int
 		RefundRedemption      func(childComplexity int, input model.RefundRedemptionInput) int
+		RefundRedemptions     func(childComplexity int, input model.RefundRedemptionsInput) int
 		ReplayWebhookEvents   func(childComplexity int, input model.ReplayWebhookEventsInput) int
 		ReserveCoupon         func(childComplexity int, input model.RedeemCouponInput) int
 		ResolveFinding        func(childComplexity int, input model.ResolveFindingInput) int
@@ -355,6 +373,7 @@ type ComplexityRoot struct {
 		JobRuns           func(childComplexity int, filter *model.JobRunFilter, first *int64, after *string) int
 		Jobs              func(childComplexity int) int
 		Liability         func(childComplexity int) int
+		QuoteCoupons      func(childComplexity int, codes []string, storeID int64, orderAmount int64, customerRef *string) int
 		ReadReplicas      func(childComplexity int) int
 		Redemption        func(childComplexity int, redeemNo string) int
 		RedemptionQuote   func(childComplexity int, code string, storeID int64, orderAmount int64, customerRef *string) int
@@ -376,6 +395,16 @@ type ComplexityRoot struct {
 		ReplayPaused func(childComplexity int) int
 		Serving      func(childComplexity int) int
 		Up           func(childComplexity int) int
+	}
+
+	RedeemCouponsPayload struct {
+		AmountToPay    func(childComplexity int) int
+		DiscountAmount func(childComplexity int) int
+		OrderRef       func(childComplexity int) int
+		Reasons        func(childComplexity int) int
+		Redemptions    func(childComplexity int) int
+		RequestID      func(childComplexity int) int
+		Status         func(childComplexity int) int
 	}
 
 	Redemption struct {
@@ -560,6 +589,10 @@ type CampaignResolver interface {
 	Weekdays(ctx context.Context, obj *models.Campaign) ([]model.Weekday, error)
 	DailyWindow(ctx context.Context, obj *models.Campaign) (*model.DailyWindow, error)
 }
+type CodeRejectionResolver interface {
+	RejectReason(ctx context.Context, obj *services.CodeVerdict) (*model.RejectReason, error)
+	Reasons(ctx context.Context, obj *services.CodeVerdict) ([]model.RejectReason, error)
+}
 type CouponResolver interface {
 	Campaign(ctx context.Context, obj *models.Coupon) (*models.Campaign, error)
 
@@ -604,6 +637,8 @@ type MutationResolver interface {
 	ConfirmRedemption(ctx context.Context, input model.ConfirmRedemptionInput) (*models.RedemptionFlow, error)
 	CancelRedemption(ctx context.Context, input model.CancelRedemptionInput) (*models.RedemptionFlow, error)
 	RefundRedemption(ctx context.Context, input model.RefundRedemptionInput) (*models.RefundFlow, error)
+	RedeemCoupons(ctx context.Context, input model.RedeemCouponsInput) (*services.OrderRedemption, error)
+	RefundRedemptions(ctx context.Context, input model.RefundRedemptionsInput) ([]*models.RefundFlow, error)
 	CreateToken(ctx context.Context, input model.CreateTokenInput) (*model.CreateTokenPayload, error)
 	RevokeToken(ctx context.Context, input model.RevokeTokenInput) (*models.APIToken, error)
 	CreateWebhookEndpoint(ctx context.Context, input model.CreateWebhookEndpointInput) (*services.CreatedEndpoint, error)
@@ -628,6 +663,7 @@ type QueryResolver interface {
 	Liability(ctx context.Context) (*services.Liability, error)
 	RedemptionsByHour(ctx context.Context, from time.Time, to time.Time, storeID *int64) ([]*services.HourCount, error)
 	RedemptionQuote(ctx context.Context, code string, storeID int64, orderAmount int64, customerRef *string) (*services.Quote, error)
+	QuoteCoupons(ctx context.Context, codes []string, storeID int64, orderAmount int64, customerRef *string) (*services.OrderQuote, error)
 	Redemption(ctx context.Context, redeemNo string) (*models.RedemptionFlow, error)
 	Redemptions(ctx context.Context, filter *model.RedemptionFilter, first *int64, after *string) (*model.RedemptionConnection, error)
 	Stores(ctx context.Context, first *int64, after *string) (*model.StoreConnection, error)
@@ -635,6 +671,15 @@ type QueryResolver interface {
 	WebhookEndpoints(ctx context.Context) ([]*models.WebhookEndpoint, error)
 	WebhookDeliveries(ctx context.Context, filter *model.WebhookDeliveryFilter, first *int64, after *string) (*model.WebhookDeliveryConnection, error)
 	Events(ctx context.Context, filter *model.EventFilter, first *int64, after *string) (*model.EventConnection, error)
+}
+type RedeemCouponsPayloadResolver interface {
+	Status(ctx context.Context, obj *services.OrderRedemption) (models.FlowStatus, error)
+	RequestID(ctx context.Context, obj *services.OrderRedemption) (string, error)
+	Redemptions(ctx context.Context, obj *services.OrderRedemption) ([]*models.RedemptionFlow, error)
+	Reasons(ctx context.Context, obj *services.OrderRedemption) ([]*services.CodeVerdict, error)
+	DiscountAmount(ctx context.Context, obj *services.OrderRedemption) (int64, error)
+	AmountToPay(ctx context.Context, obj *services.OrderRedemption) (int64, error)
+	OrderRef(ctx context.Context, obj *services.OrderRedemption) (*string, error)
 }
 type RedemptionResolver interface {
 	RejectReason(ctx context.Context, obj *models.RedemptionFlow) (*model.RejectReason, error)
@@ -929,6 +974,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Campaign.Reissued(childComplexity), true
+	case "Campaign.stackable":
+		if e.ComplexityRoot.Campaign.Stackable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.Stackable(childComplexity), true
 	case "Campaign.state":
 		if e.ComplexityRoot.Campaign.State == nil {
 			break
@@ -1021,6 +1072,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CampaignEdge.Node(childComplexity), true
+
+	case "CodeRejection.code":
+		if e.ComplexityRoot.CodeRejection.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodeRejection.Code(childComplexity), true
+	case "CodeRejection.reasons":
+		if e.ComplexityRoot.CodeRejection.Reasons == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodeRejection.Reasons(childComplexity), true
+	case "CodeRejection.rejectReason":
+		if e.ComplexityRoot.CodeRejection.RejectReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodeRejection.RejectReason(childComplexity), true
 
 	case "Coupon.campaign":
 		if e.ComplexityRoot.Coupon.Campaign == nil {
@@ -1181,6 +1251,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CouponTransition.VersionAfter(childComplexity), true
+
+	case "CouponsQuote.discountAmount":
+		if e.ComplexityRoot.CouponsQuote.DiscountAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CouponsQuote.DiscountAmount(childComplexity), true
+	case "CouponsQuote.eligible":
+		if e.ComplexityRoot.CouponsQuote.Eligible == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CouponsQuote.Eligible(childComplexity), true
+	case "CouponsQuote.amountToPay":
+		if e.ComplexityRoot.CouponsQuote.PayAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CouponsQuote.PayAmount(childComplexity), true
+	case "CouponsQuote.quotes":
+		if e.ComplexityRoot.CouponsQuote.Quotes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CouponsQuote.Quotes(childComplexity), true
 
 	case "CreateTokenPayload.apiToken":
 		if e.ComplexityRoot.CreateTokenPayload.APIToken == nil {
@@ -1789,6 +1884,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RedeemCoupon(childComplexity, args["input"].(model.RedeemCouponInput)), true
+	case "Mutation.redeemCoupons":
+		if e.ComplexityRoot.Mutation.RedeemCoupons == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_redeemCoupons_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RedeemCoupons(childComplexity, args["input"].(model.RedeemCouponsInput)), true
 	case "Mutation.redeliverEvent":
 		if e.ComplexityRoot.Mutation.RedeliverEvent == nil {
 			break
@@ -1811,6 +1917,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RefundRedemption(childComplexity, args["input"].(model.RefundRedemptionInput)), true
+	case "Mutation.refundRedemptions":
+		if e.ComplexityRoot.Mutation.RefundRedemptions == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_refundRedemptions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RefundRedemptions(childComplexity, args["input"].(model.RefundRedemptionsInput)), true
 	case "Mutation.replayWebhookEvents":
 		if e.ComplexityRoot.Mutation.ReplayWebhookEvents == nil {
 			break
@@ -2055,6 +2172,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Liability(childComplexity), true
+	case "Query.quoteCoupons":
+		if e.ComplexityRoot.Query.QuoteCoupons == nil {
+			break
+		}
+
+		args, err := ec.field_Query_quoteCoupons_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.QuoteCoupons(childComplexity, args["codes"].([]string), args["storeId"].(int64), args["orderAmount"].(int64), args["customerRef"].(*string)), true
 	case "Query.readReplicas":
 		if e.ComplexityRoot.Query.ReadReplicas == nil {
 			break
@@ -2204,6 +2332,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ReadReplica.Up(childComplexity), true
+
+	case "RedeemCouponsPayload.amountToPay":
+		if e.ComplexityRoot.RedeemCouponsPayload.AmountToPay == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedeemCouponsPayload.AmountToPay(childComplexity), true
+	case "RedeemCouponsPayload.discountAmount":
+		if e.ComplexityRoot.RedeemCouponsPayload.DiscountAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedeemCouponsPayload.DiscountAmount(childComplexity), true
+	case "RedeemCouponsPayload.orderRef":
+		if e.ComplexityRoot.RedeemCouponsPayload.OrderRef == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedeemCouponsPayload.OrderRef(childComplexity), true
+	case "RedeemCouponsPayload.reasons":
+		if e.ComplexityRoot.RedeemCouponsPayload.Reasons == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedeemCouponsPayload.Reasons(childComplexity), true
+	case "RedeemCouponsPayload.redemptions":
+		if e.ComplexityRoot.RedeemCouponsPayload.Redemptions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedeemCouponsPayload.Redemptions(childComplexity), true
+	case "RedeemCouponsPayload.requestId":
+		if e.ComplexityRoot.RedeemCouponsPayload.RequestID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedeemCouponsPayload.RequestID(childComplexity), true
+	case "RedeemCouponsPayload.status":
+		if e.ComplexityRoot.RedeemCouponsPayload.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedeemCouponsPayload.Status(childComplexity), true
 
 	case "Redemption.coupon":
 		if e.ComplexityRoot.Redemption.Coupon == nil {
@@ -2917,9 +3088,11 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("IssueCouponsInput", ec.unmarshalInputIssueCouponsInput),
 			graphql.NewInputUnmarshaler("JobRunFilter", ec.unmarshalInputJobRunFilter),
 			graphql.NewInputUnmarshaler("RedeemCouponInput", ec.unmarshalInputRedeemCouponInput),
+			graphql.NewInputUnmarshaler("RedeemCouponsInput", ec.unmarshalInputRedeemCouponsInput),
 			graphql.NewInputUnmarshaler("RedeliverEventInput", ec.unmarshalInputRedeliverEventInput),
 			graphql.NewInputUnmarshaler("RedemptionFilter", ec.unmarshalInputRedemptionFilter),
 			graphql.NewInputUnmarshaler("RefundRedemptionInput", ec.unmarshalInputRefundRedemptionInput),
+			graphql.NewInputUnmarshaler("RefundRedemptionsInput", ec.unmarshalInputRefundRedemptionsInput),
 			graphql.NewInputUnmarshaler("ReplayWebhookEventsInput", ec.unmarshalInputReplayWebhookEventsInput),
 			graphql.NewInputUnmarshaler("ResolveFindingInput", ec.unmarshalInputResolveFindingInput),
 			graphql.NewInputUnmarshaler("RevokeTokenInput", ec.unmarshalInputRevokeTokenInput),
@@ -3110,6 +3283,8 @@ type Campaign {
   refundWindowMinutes: Int!
   "Uses each coupon gives: 1, or up to 100 for multi-use cards (次卡)."
   usesPerCoupon: Int!
+  "Whether its coupons may share an order with other coupons (redeemCoupons); an order takes at most one coupon of a campaign that is not."
+  stackable: Boolean!
   "Most successful uses per customer per day (merchant time zone); 0 means no limit."
   perCustomerDailyLimit: Int!
   "Most successful uses per store per day (merchant time zone); 0 means no limit."
@@ -3188,6 +3363,8 @@ input CreateCampaignInput {
   requestId: String
   "Uses each coupon gives, 1-100; omitted means 1. More than 1 makes multi-use cards (次卡): each use is its own redemption, and the card is REDEEMED after its last."
   usesPerCoupon: Int
+  "Whether its coupons may share an order with other coupons in redeemCoupons; omitted means false: at most one coupon of a non-stackable campaign goes on an order (NOT_STACKABLE). Fixed once created."
+  stackable: Boolean
   "Most successful uses per customer per day (merchant time zone), at least 1; omitted means no limit. Over it is REJECTED with CUSTOMER_LIMIT_REACHED."
   perCustomerDailyLimit: Int
   "Most successful uses per store per day (merchant time zone), at least 1; omitted means no limit. Over it is REJECTED with STORE_DAILY_LIMIT_REACHED."
@@ -3881,6 +4058,8 @@ enum RejectReason {
   NOT_VALID_TODAY
   "Now is outside the campaign's daily window (merchant time zone)."
   OUTSIDE_HOURS
+  "A multi-code order (redeemCoupons) already has a coupon of a campaign that is not stackable: at most one such coupon goes on an order."
+  NOT_STACKABLE
 }
 
 "One redemption attempt: the ledger row finance reconciles against."
@@ -3987,6 +4166,72 @@ input RefundRedemptionInput {
   reissue: Boolean
 }
 
+"Several coupons for one order (Douyin's same-order verify): all are taken, or none."
+input RedeemCouponsInput {
+  "1 to 10 coupon codes as typed or scanned, each once; their discounts apply in this order, each on what the ones before left, never below zero. More than 10, or a code twice, is BAD_USER_INPUT and writes nothing."
+  codes: [String!]!
+  "The store."
+  storeId: ID!
+  "The client's id for this order: 1-64 of letters, digits, . _ : -. Reuse it on retries; the same id with other codes, store, amount or customer is IDEMPOTENCY_KEY_REUSED."
+  requestId: String!
+  "The order amount in fen; every coupon's minimum spend is judged against it."
+  orderAmount: Int!
+  "Optional (required from APP tokens): the customer redeeming, as in RedeemCouponInput."
+  customerRef: String
+}
+
+"Refunds several succeeded redemptions together, such as those of one multi-code order."
+input RefundRedemptionsInput {
+  "1 to 10 redemptions to reverse, each once."
+  redeemNos: [String!]!
+  "The client's id for this refund; reuse it on retries."
+  requestId: String!
+  "Why, at most 500 characters."
+  reason: String
+  "Issue a replacement coupon for each refunded one."
+  reissue: Boolean
+}
+
+"What stands in the way of one code of a multi-code order."
+type CodeRejection {
+  "The code, normalised (upper case, without separators)."
+  code: String!
+  "The first of reasons, the one a redemption of this code alone would record; null when the code itself is fine and another code kept the order from being taken."
+  rejectReason: RejectReason
+  "Every rule the code fails (NOT_STACKABLE and COUPON_NOT_AVAILABLE included); empty when the code itself is fine."
+  reasons: [RejectReason!]!
+}
+
+"The answer to redeemCoupons: one order, several coupons, all or none."
+type RedeemCouponsPayload {
+  "SUCCEEDED: every coupon taken and the order made. REJECTED: none taken; see reasons. PROCESSING: every coupon held, the order's outcome not known yet (repeat the request to learn it; compensation settles it). RELEASED: the order failed and every coupon was given back."
+  status: RedemptionStatus!
+  "The client's request id."
+  requestId: String!
+  "The order's redemptions, one per code in the order given, each with its own redeemNo and discount; empty when REJECTED."
+  redemptions: [Redemption!]!
+  "Every code's reasons, one per code in the order given, when REJECTED; empty otherwise."
+  reasons: [CodeRejection!]!
+  "What the coupons take off together, in fen; 0 when REJECTED."
+  discountAmount: Int!
+  "What the customer pays: the order amount less discountAmount, in fen."
+  amountToPay: Int!
+  "The business order's reference, once SUCCEEDED: one order for the whole set."
+  orderRef: String
+}
+
+"What several coupons would do for one order now, by the rules of redeemCoupons. Nothing is written."
+type CouponsQuote {
+  "Whether redeemCoupons now would take every code (unless someone else takes one first)."
+  eligible: Boolean!
+  "One quote per code, in the order given: its reasons (NOT_STACKABLE included), usableNextAt, and the discount it takes off what the codes before it left (0 when not eligible); payAmount is the order's amountToPay."
+  quotes: [RedemptionQuote!]!
+  "What the eligible coupons would take off together, in fen."
+  discountAmount: Int!
+  "What the customer would pay, in fen."
+  amountToPay: Int!
+}
+
 "Filters for redemptions."
 input RedemptionFilter {
   "Only this store."
@@ -4048,6 +4293,8 @@ extend type Query {
   redemptionsByHour(from: Time!, to: Time!, storeId: ID): [HourCount!]!
   "Previews a redemption for the redeem screen: eligibility and discount, without taking the coupon."
   redemptionQuote(code: String!, storeId: ID!, orderAmount: Int!, customerRef: String): RedemptionQuote!
+  "Previews redeemCoupons: every code's reasons and the stacked discounts for one order, without taking anything. 1 to 10 codes, each once."
+  quoteCoupons(codes: [String!]!, storeId: ID!, orderAmount: Int!, customerRef: String): CouponsQuote!
   "One redemption by number."
   redemption(redeemNo: String!): Redemption
   "The ledger, newest first; a clerk sees its stores."
@@ -4065,6 +4312,10 @@ extend type Mutation {
   cancelRedemption(input: CancelRedemptionInput!): Redemption!
   "Refunds a succeeded redemption; the coupon becomes REFUNDED for good."
   refundRedemption(input: RefundRedemptionInput!): Refund!
+  "Redeems 1 to 10 coupons for one order in one call, all or none: every code is taken with one order and one requestId, or none is and every code's reasons are returned (REJECTED, not an error). At most one coupon of a non-stackable campaign per order. Same idempotency contract as redeemCoupon."
+  redeemCoupons(input: RedeemCouponsInput!): RedeemCouponsPayload!
+  "Refunds several succeeded redemptions together, all or none: when one may not be refunded, none is and the error names it. Returns the refunds in the order given. Same idempotency contract as refundRedemption."
+  refundRedemptions(input: RefundRedemptionsInput!): [Refund!]!
 }
 `, BuiltIn: false},
 	{Name: "../schema.graphqls", Input: `"""
@@ -4635,6 +4886,8 @@ func (ec *executionContext) childFields_Campaign(ctx context.Context, field grap
 		return ec.fieldContext_Campaign_refundWindowMinutes(ctx, field)
 	case "usesPerCoupon":
 		return ec.fieldContext_Campaign_usesPerCoupon(ctx, field)
+	case "stackable":
+		return ec.fieldContext_Campaign_stackable(ctx, field)
 	case "perCustomerDailyLimit":
 		return ec.fieldContext_Campaign_perCustomerDailyLimit(ctx, field)
 	case "perStoreDailyLimit":
@@ -4675,6 +4928,18 @@ func (ec *executionContext) childFields_CampaignEdge(ctx context.Context, field 
 		return ec.fieldContext_CampaignEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CampaignEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_CodeRejection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "code":
+		return ec.fieldContext_CodeRejection_code(ctx, field)
+	case "rejectReason":
+		return ec.fieldContext_CodeRejection_rejectReason(ctx, field)
+	case "reasons":
+		return ec.fieldContext_CodeRejection_reasons(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CodeRejection", field.Name)
 }
 
 func (ec *executionContext) childFields_Coupon(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4751,6 +5016,20 @@ func (ec *executionContext) childFields_CouponTransition(ctx context.Context, fi
 		return ec.fieldContext_CouponTransition_createdAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CouponTransition", field.Name)
+}
+
+func (ec *executionContext) childFields_CouponsQuote(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "eligible":
+		return ec.fieldContext_CouponsQuote_eligible(ctx, field)
+	case "quotes":
+		return ec.fieldContext_CouponsQuote_quotes(ctx, field)
+	case "discountAmount":
+		return ec.fieldContext_CouponsQuote_discountAmount(ctx, field)
+	case "amountToPay":
+		return ec.fieldContext_CouponsQuote_amountToPay(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CouponsQuote", field.Name)
 }
 
 func (ec *executionContext) childFields_CreateTokenPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5061,6 +5340,26 @@ func (ec *executionContext) childFields_ReadReplica(ctx context.Context, field g
 		return ec.fieldContext_ReadReplica_lagSeconds(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ReadReplica", field.Name)
+}
+
+func (ec *executionContext) childFields_RedeemCouponsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "status":
+		return ec.fieldContext_RedeemCouponsPayload_status(ctx, field)
+	case "requestId":
+		return ec.fieldContext_RedeemCouponsPayload_requestId(ctx, field)
+	case "redemptions":
+		return ec.fieldContext_RedeemCouponsPayload_redemptions(ctx, field)
+	case "reasons":
+		return ec.fieldContext_RedeemCouponsPayload_reasons(ctx, field)
+	case "discountAmount":
+		return ec.fieldContext_RedeemCouponsPayload_discountAmount(ctx, field)
+	case "amountToPay":
+		return ec.fieldContext_RedeemCouponsPayload_amountToPay(ctx, field)
+	case "orderRef":
+		return ec.fieldContext_RedeemCouponsPayload_orderRef(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RedeemCouponsPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Redemption(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5697,6 +5996,20 @@ func (ec *executionContext) field_Mutation_redeemCoupon_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_redeemCoupons_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RedeemCouponsInput, error) {
+			return ec.unmarshalNRedeemCouponsInput2coupondᚋgraphᚋmodelᚐRedeemCouponsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_redeliverEvent_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5717,6 +6030,20 @@ func (ec *executionContext) field_Mutation_refundRedemption_args(ctx context.Con
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.RefundRedemptionInput, error) {
 			return ec.unmarshalNRefundRedemptionInput2coupondᚋgraphᚋmodelᚐRefundRedemptionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_refundRedemptions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RefundRedemptionsInput, error) {
+			return ec.unmarshalNRefundRedemptionsInput2coupondᚋgraphᚋmodelᚐRefundRedemptionsInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -6084,6 +6411,44 @@ func (ec *executionContext) field_Query_jobRuns_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["after"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_quoteCoupons_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "codes",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["codes"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "storeId",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNID2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["storeId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "orderAmount",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderAmount"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "customerRef",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["customerRef"] = arg3
 	return args, nil
 }
 
@@ -7346,6 +7711,29 @@ func (ec *executionContext) fieldContext_Campaign_usesPerCoupon(_ context.Contex
 	return graphql.NewScalarFieldContext("Campaign", field, false, false, "Int")
 }
 
+func (ec *executionContext) _Campaign_stackable(ctx context.Context, field graphql.CollectedField, obj *models.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_stackable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Stackable, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_stackable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _Campaign_perCustomerDailyLimit(ctx context.Context, field graphql.CollectedField, obj *models.Campaign) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7679,6 +8067,75 @@ func (ec *executionContext) fieldContext_CampaignEdge_node(_ context.Context, fi
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _CodeRejection_code(ctx context.Context, field graphql.CollectedField, obj *services.CodeVerdict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodeRejection_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CodeRejection_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CodeRejection", field, false, false, "String")
+}
+
+func (ec *executionContext) _CodeRejection_rejectReason(ctx context.Context, field graphql.CollectedField, obj *services.CodeVerdict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodeRejection_rejectReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CodeRejection().RejectReason(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RejectReason) graphql.Marshaler {
+			return ec.marshalORejectReason2ᚖcoupondᚋgraphᚋmodelᚐRejectReason(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CodeRejection_rejectReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CodeRejection", field, true, true, "RejectReason")
+}
+
+func (ec *executionContext) _CodeRejection_reasons(ctx context.Context, field graphql.CollectedField, obj *services.CodeVerdict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodeRejection_reasons(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CodeRejection().Reasons(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.RejectReason) graphql.Marshaler {
+			return ec.marshalNRejectReason2ᚕcoupondᚋgraphᚋmodelᚐRejectReasonᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CodeRejection_reasons(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CodeRejection", field, true, true, "RejectReason")
 }
 
 func (ec *executionContext) _Coupon_id(ctx context.Context, field graphql.CollectedField, obj *models.Coupon) (ret graphql.Marshaler) {
@@ -8349,6 +8806,107 @@ func (ec *executionContext) _CouponTransition_createdAt(ctx context.Context, fie
 }
 func (ec *executionContext) fieldContext_CouponTransition_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CouponTransition", field, false, false, "Time")
+}
+
+func (ec *executionContext) _CouponsQuote_eligible(ctx context.Context, field graphql.CollectedField, obj *services.OrderQuote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CouponsQuote_eligible(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Eligible(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CouponsQuote_eligible(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CouponsQuote", field, true, false, "Boolean")
+}
+
+func (ec *executionContext) _CouponsQuote_quotes(ctx context.Context, field graphql.CollectedField, obj *services.OrderQuote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CouponsQuote_quotes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Quotes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*services.Quote) graphql.Marshaler {
+			return ec.marshalNRedemptionQuote2ᚕᚖcoupondᚋservicesᚐQuoteᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CouponsQuote_quotes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CouponsQuote",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RedemptionQuote(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CouponsQuote_discountAmount(ctx context.Context, field graphql.CollectedField, obj *services.OrderQuote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CouponsQuote_discountAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DiscountAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CouponsQuote_discountAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CouponsQuote", field, false, false, "Int")
+}
+
+func (ec *executionContext) _CouponsQuote_amountToPay(ctx context.Context, field graphql.CollectedField, obj *services.OrderQuote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CouponsQuote_amountToPay(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PayAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CouponsQuote_amountToPay(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CouponsQuote", field, false, false, "Int")
 }
 
 func (ec *executionContext) _CreateTokenPayload_token(ctx context.Context, field graphql.CollectedField, obj *model.CreateTokenPayload) (ret graphql.Marshaler) {
@@ -10963,6 +11521,94 @@ func (ec *executionContext) fieldContext_Mutation_refundRedemption(ctx context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_redeemCoupons(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_redeemCoupons(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RedeemCoupons(ctx, fc.Args["input"].(model.RedeemCouponsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *services.OrderRedemption) graphql.Marshaler {
+			return ec.marshalNRedeemCouponsPayload2ᚖcoupondᚋservicesᚐOrderRedemption(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_redeemCoupons(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RedeemCouponsPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_redeemCoupons_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_refundRedemptions(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_refundRedemptions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RefundRedemptions(ctx, fc.Args["input"].(model.RefundRedemptionsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*models.RefundFlow) graphql.Marshaler {
+			return ec.marshalNRefund2ᚕᚖcoupondᚋmodelsᚐRefundFlowᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_refundRedemptions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Refund(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_refundRedemptions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createToken(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11989,6 +12635,50 @@ func (ec *executionContext) fieldContext_Query_redemptionQuote(ctx context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_quoteCoupons(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_quoteCoupons(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().QuoteCoupons(ctx, fc.Args["codes"].([]string), fc.Args["storeId"].(int64), fc.Args["orderAmount"].(int64), fc.Args["customerRef"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *services.OrderQuote) graphql.Marshaler {
+			return ec.marshalNCouponsQuote2ᚖcoupondᚋservicesᚐOrderQuote(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_quoteCoupons(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CouponsQuote(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_quoteCoupons_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_redemption(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12520,6 +13210,185 @@ func (ec *executionContext) _ReadReplica_lagSeconds(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_ReadReplica_lagSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReadReplica", field, false, false, "Float")
+}
+
+func (ec *executionContext) _RedeemCouponsPayload_status(ctx context.Context, field graphql.CollectedField, obj *services.OrderRedemption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedeemCouponsPayload_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RedeemCouponsPayload().Status(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.FlowStatus) graphql.Marshaler {
+			return ec.marshalNRedemptionStatus2coupondᚋmodelsᚐFlowStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RedeemCouponsPayload_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RedeemCouponsPayload", field, true, true, "RedemptionStatus")
+}
+
+func (ec *executionContext) _RedeemCouponsPayload_requestId(ctx context.Context, field graphql.CollectedField, obj *services.OrderRedemption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedeemCouponsPayload_requestId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RedeemCouponsPayload().RequestID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RedeemCouponsPayload_requestId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RedeemCouponsPayload", field, true, true, "String")
+}
+
+func (ec *executionContext) _RedeemCouponsPayload_redemptions(ctx context.Context, field graphql.CollectedField, obj *services.OrderRedemption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedeemCouponsPayload_redemptions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RedeemCouponsPayload().Redemptions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*models.RedemptionFlow) graphql.Marshaler {
+			return ec.marshalNRedemption2ᚕᚖcoupondᚋmodelsᚐRedemptionFlowᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RedeemCouponsPayload_redemptions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RedeemCouponsPayload",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Redemption(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RedeemCouponsPayload_reasons(ctx context.Context, field graphql.CollectedField, obj *services.OrderRedemption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedeemCouponsPayload_reasons(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RedeemCouponsPayload().Reasons(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*services.CodeVerdict) graphql.Marshaler {
+			return ec.marshalNCodeRejection2ᚕᚖcoupondᚋservicesᚐCodeVerdictᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RedeemCouponsPayload_reasons(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RedeemCouponsPayload",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CodeRejection(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RedeemCouponsPayload_discountAmount(ctx context.Context, field graphql.CollectedField, obj *services.OrderRedemption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedeemCouponsPayload_discountAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RedeemCouponsPayload().DiscountAmount(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RedeemCouponsPayload_discountAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RedeemCouponsPayload", field, true, true, "Int")
+}
+
+func (ec *executionContext) _RedeemCouponsPayload_amountToPay(ctx context.Context, field graphql.CollectedField, obj *services.OrderRedemption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedeemCouponsPayload_amountToPay(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RedeemCouponsPayload().AmountToPay(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RedeemCouponsPayload_amountToPay(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RedeemCouponsPayload", field, true, true, "Int")
+}
+
+func (ec *executionContext) _RedeemCouponsPayload_orderRef(ctx context.Context, field graphql.CollectedField, obj *services.OrderRedemption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedeemCouponsPayload_orderRef(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RedeemCouponsPayload().OrderRef(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RedeemCouponsPayload_orderRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RedeemCouponsPayload", field, true, true, "String")
 }
 
 func (ec *executionContext) _Redemption_redeemNo(ctx context.Context, field graphql.CollectedField, obj *models.RedemptionFlow) (ret graphql.Marshaler) {
@@ -16749,7 +17618,7 @@ func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "type", "value", "maxDiscount", "minSpend", "validFrom", "validTo", "storeIds", "totalQuantity", "refundWindowMinutes", "perCustomerLimit", "codeSource", "requestId", "usesPerCoupon", "perCustomerDailyLimit", "perStoreDailyLimit", "validDaysAfterIssue", "weekdays", "dailyWindow"}
+	fieldsInOrder := [...]string{"name", "type", "value", "maxDiscount", "minSpend", "validFrom", "validTo", "storeIds", "totalQuantity", "refundWindowMinutes", "perCustomerLimit", "codeSource", "requestId", "usesPerCoupon", "stackable", "perCustomerDailyLimit", "perStoreDailyLimit", "validDaysAfterIssue", "weekdays", "dailyWindow"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -16854,6 +17723,13 @@ func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Contex
 				return it, err
 			}
 			it.UsesPerCoupon = data
+		case "stackable":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("stackable"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Stackable = data
 		case "perCustomerDailyLimit":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("perCustomerDailyLimit"))
 			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
@@ -17550,6 +18426,76 @@ func UnmarshalRedeemCouponInput(ctx context.Context, raw any) (model.RedeemCoupo
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputRedeemCouponsInput(ctx context.Context, obj any) (model.RedeemCouponsInput, error) {
+	var it model.RedeemCouponsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"codes", "storeId", "requestId", "orderAmount", "customerRef"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "codes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("codes"))
+			data, err := ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Codes = data
+		case "storeId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeId"))
+			data, err := ec.unmarshalNID2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreID = data
+		case "requestId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("requestId"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RequestID = data
+		case "orderAmount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderAmount"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderAmount = data
+		case "customerRef":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerRef"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerRef = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRedeemCouponsInput unmarshals raw into the RedeemCouponsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRedeemCouponsInput(ctx context.Context, raw any) (model.RedeemCouponsInput, error) {
+	var out model.RedeemCouponsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RedeemCouponsInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputRedeliverEventInput(ctx context.Context, obj any) (model.RedeliverEventInput, error) {
 	var it model.RedeliverEventInput
 	if obj == nil {
@@ -17722,6 +18668,69 @@ func (ec *executionContext) unmarshalInputRefundRedemptionInput(ctx context.Cont
 func UnmarshalRefundRedemptionInput(ctx context.Context, raw any) (model.RefundRedemptionInput, error) {
 	var out model.RefundRedemptionInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "RefundRedemptionInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputRefundRedemptionsInput(ctx context.Context, obj any) (model.RefundRedemptionsInput, error) {
+	var it model.RefundRedemptionsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"redeemNos", "requestId", "reason", "reissue"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "redeemNos":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("redeemNos"))
+			data, err := ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RedeemNos = data
+		case "requestId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("requestId"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RequestID = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		case "reissue":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reissue"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reissue = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRefundRedemptionsInput unmarshals raw into the RefundRedemptionsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRefundRedemptionsInput(ctx context.Context, raw any) (model.RefundRedemptionsInput, error) {
+	var out model.RefundRedemptionsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RefundRedemptionsInput", raw, &out)
 	return out, err
 }
 
@@ -18606,6 +19615,11 @@ func (ec *executionContext) _Campaign(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "stackable":
+			out.Values[i] = ec._Campaign_stackable(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "perCustomerDailyLimit":
 			out.Values[i] = ec._Campaign_perCustomerDailyLimit(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -18729,6 +19743,51 @@ func (ec *executionContext) _CampaignEdge(ctx context.Context, sel ast.Selection
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var codeRejectionImplementors = []string{"CodeRejection"}
+
+func (ec *executionContext) _CodeRejection(ctx context.Context, sel ast.SelectionSet, obj *services.CodeVerdict) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, codeRejectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CodeRejection")
+		case "code":
+			out.Values[i] = ec._CodeRejection_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "rejectReason":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CodeRejection_rejectReason(ctx, field, obj)
+				})
+		case "reasons":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CodeRejection_reasons(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -18976,6 +20035,54 @@ func (ec *executionContext) _CouponTransition(ctx context.Context, sel ast.Selec
 			out.Values[i] = ec._CouponTransition_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var couponsQuoteImplementors = []string{"CouponsQuote"}
+
+func (ec *executionContext) _CouponsQuote(ctx context.Context, sel ast.SelectionSet, obj *services.OrderQuote) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, couponsQuoteImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CouponsQuote")
+		case "eligible":
+			out.Values[i] = ec._CouponsQuote_eligible(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "quotes":
+			out.Values[i] = ec._CouponsQuote_quotes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "discountAmount":
+			out.Values[i] = ec._CouponsQuote_discountAmount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amountToPay":
+			out.Values[i] = ec._CouponsQuote_amountToPay(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -20068,6 +21175,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "redeemCoupons":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_redeemCoupons(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "refundRedemptions":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_refundRedemptions(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createToken":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createToken(ctx, field)
@@ -20325,6 +21446,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_redemptionQuote(ctx, field)
 				})
+		case "quoteCoupons":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_quoteCoupons(ctx, field)
+				})
 		case "redemption":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
 				true, false,
@@ -20444,6 +21571,76 @@ func (ec *executionContext) _ReadReplica(ctx context.Context, sel ast.SelectionS
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var redeemCouponsPayloadImplementors = []string{"RedeemCouponsPayload"}
+
+func (ec *executionContext) _RedeemCouponsPayload(ctx context.Context, sel ast.SelectionSet, obj *services.OrderRedemption) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, redeemCouponsPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RedeemCouponsPayload")
+		case "status":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._RedeemCouponsPayload_status(ctx, field, obj)
+				})
+		case "requestId":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._RedeemCouponsPayload_requestId(ctx, field, obj)
+				})
+		case "redemptions":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._RedeemCouponsPayload_redemptions(ctx, field, obj)
+				})
+		case "reasons":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._RedeemCouponsPayload_reasons(ctx, field, obj)
+				})
+		case "discountAmount":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._RedeemCouponsPayload_discountAmount(ctx, field, obj)
+				})
+		case "amountToPay":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._RedeemCouponsPayload_amountToPay(ctx, field, obj)
+				})
+		case "orderRef":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._RedeemCouponsPayload_orderRef(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -22111,6 +23308,30 @@ func (ec *executionContext) unmarshalNCloseStatementDayInput2coupondᚋgraphᚋm
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNCodeRejection2ᚕᚖcoupondᚋservicesᚐCodeVerdictᚄ(ctx context.Context, sel ast.SelectionSet, v []*services.CodeVerdict) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCodeRejection2ᚖcoupondᚋservicesᚐCodeVerdict(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCodeRejection2ᚖcoupondᚋservicesᚐCodeVerdict(ctx context.Context, sel ast.SelectionSet, v *services.CodeVerdict) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CodeRejection!")
+		return graphql.Null
+	}
+	return ec._CodeRejection(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNCodeSource2coupondᚋmodelsᚐCodeSource(ctx context.Context, v any) (models.CodeSource, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := models.CodeSource(tmp)
@@ -22208,6 +23429,14 @@ func (ec *executionContext) marshalNCouponTransition2ᚖcoupondᚋmodelsᚐCoupo
 		return graphql.Null
 	}
 	return ec._CouponTransition(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCouponsQuote2ᚖcoupondᚋservicesᚐOrderQuote(ctx context.Context, sel ast.SelectionSet, v *services.OrderQuote) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CouponsQuote!")
+		return graphql.Null
+	}
+	return ec._CouponsQuote(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNCreateCampaignInput2coupondᚋgraphᚋmodelᚐCreateCampaignInput(ctx context.Context, v any) (model.CreateCampaignInput, error) {
@@ -22707,6 +23936,19 @@ func (ec *executionContext) unmarshalNRedeemCouponInput2coupondᚋgraphᚋmodel�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNRedeemCouponsInput2coupondᚋgraphᚋmodelᚐRedeemCouponsInput(ctx context.Context, v any) (model.RedeemCouponsInput, error) {
+	res, err := ec.unmarshalInputRedeemCouponsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRedeemCouponsPayload2ᚖcoupondᚋservicesᚐOrderRedemption(ctx context.Context, sel ast.SelectionSet, v *services.OrderRedemption) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "RedeemCouponsPayload!")
+		return graphql.Null
+	}
+	return ec._RedeemCouponsPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNRedeliverEventInput2coupondᚋgraphᚋmodelᚐRedeliverEventInput(ctx context.Context, v any) (model.RedeliverEventInput, error) {
 	res, err := ec.unmarshalInputRedeliverEventInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -22783,6 +24025,22 @@ func (ec *executionContext) marshalNRedemptionOperation2coupondᚋmodelsᚐOpera
 	return res
 }
 
+func (ec *executionContext) marshalNRedemptionQuote2ᚕᚖcoupondᚋservicesᚐQuoteᚄ(ctx context.Context, sel ast.SelectionSet, v []*services.Quote) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRedemptionQuote2ᚖcoupondᚋservicesᚐQuote(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNRedemptionQuote2ᚖcoupondᚋservicesᚐQuote(ctx context.Context, sel ast.SelectionSet, v *services.Quote) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "RedemptionQuote!")
@@ -22832,6 +24090,11 @@ func (ec *executionContext) marshalNRefund2ᚖcoupondᚋmodelsᚐRefundFlow(ctx 
 
 func (ec *executionContext) unmarshalNRefundRedemptionInput2coupondᚋgraphᚋmodelᚐRefundRedemptionInput(ctx context.Context, v any) (model.RefundRedemptionInput, error) {
 	res, err := ec.unmarshalInputRefundRedemptionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNRefundRedemptionsInput2coupondᚋgraphᚋmodelᚐRefundRedemptionsInput(ctx context.Context, v any) (model.RefundRedemptionsInput, error) {
+	res, err := ec.unmarshalInputRefundRedemptionsInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 

@@ -166,6 +166,8 @@ type CreateCampaignInput struct {
 	RequestID *string `json:"requestId,omitempty"`
 	// Uses each coupon gives, 1-100; omitted means 1. More than 1 makes multi-use cards (次卡): each use is its own redemption, and the card is REDEEMED after its last.
 	UsesPerCoupon *int64 `json:"usesPerCoupon,omitempty"`
+	// Whether its coupons may share an order with other coupons in redeemCoupons; omitted means false: at most one coupon of a non-stackable campaign goes on an order (NOT_STACKABLE). Fixed once created.
+	Stackable *bool `json:"stackable,omitempty"`
 	// Most successful uses per customer per day (merchant time zone), at least 1; omitted means no limit. Over it is REJECTED with CUSTOMER_LIMIT_REACHED.
 	PerCustomerDailyLimit *int64 `json:"perCustomerDailyLimit,omitempty"`
 	// Most successful uses per store per day (merchant time zone), at least 1; omitted means no limit. Over it is REJECTED with STORE_DAILY_LIMIT_REACHED.
@@ -407,6 +409,20 @@ type RedeemCouponInput struct {
 	CustomerRef *string `json:"customerRef,omitempty"`
 }
 
+// Several coupons for one order (Douyin's same-order verify): all are taken, or none.
+type RedeemCouponsInput struct {
+	// 1 to 10 coupon codes as typed or scanned, each once; their discounts apply in this order, each on what the ones before left, never below zero. More than 10, or a code twice, is BAD_USER_INPUT and writes nothing.
+	Codes []string `json:"codes"`
+	// The store.
+	StoreID int64 `json:"storeId"`
+	// The client's id for this order: 1-64 of letters, digits, . _ : -. Reuse it on retries; the same id with other codes, store, amount or customer is IDEMPOTENCY_KEY_REUSED.
+	RequestID string `json:"requestId"`
+	// The order amount in fen; every coupon's minimum spend is judged against it.
+	OrderAmount int64 `json:"orderAmount"`
+	// Optional (required from APP tokens): the customer redeeming, as in RedeemCouponInput.
+	CustomerRef *string `json:"customerRef,omitempty"`
+}
+
 // Sends an event to an endpoint again.
 type RedeliverEventInput struct {
 	// The event's id (evt_...), the webhook-id of every attempt.
@@ -452,6 +468,18 @@ type RefundRedemptionInput struct {
 	// Why, at most 500 characters.
 	Reason *string `json:"reason,omitempty"`
 	// Issue a replacement coupon linked to the refunded one.
+	Reissue *bool `json:"reissue,omitempty"`
+}
+
+// Refunds several succeeded redemptions together, such as those of one multi-code order.
+type RefundRedemptionsInput struct {
+	// 1 to 10 redemptions to reverse, each once.
+	RedeemNos []string `json:"redeemNos"`
+	// The client's id for this refund; reuse it on retries.
+	RequestID string `json:"requestId"`
+	// Why, at most 500 characters.
+	Reason *string `json:"reason,omitempty"`
+	// Issue a replacement coupon for each refunded one.
 	Reissue *bool `json:"reissue,omitempty"`
 }
 
@@ -611,6 +639,8 @@ const (
 	RejectReasonNotValidToday RejectReason = "NOT_VALID_TODAY"
 	// Now is outside the campaign's daily window (merchant time zone).
 	RejectReasonOutsideHours RejectReason = "OUTSIDE_HOURS"
+	// A multi-code order (redeemCoupons) already has a coupon of a campaign that is not stackable: at most one such coupon goes on an order.
+	RejectReasonNotStackable RejectReason = "NOT_STACKABLE"
 )
 
 var AllRejectReason = []RejectReason{
@@ -625,11 +655,12 @@ var AllRejectReason = []RejectReason{
 	RejectReasonStoreDailyLimitReached,
 	RejectReasonNotValidToday,
 	RejectReasonOutsideHours,
+	RejectReasonNotStackable,
 }
 
 func (e RejectReason) IsValid() bool {
 	switch e {
-	case RejectReasonCouponNotAvailable, RejectReasonCouponExpired, RejectReasonCouponNotYetValid, RejectReasonStoreNotEligible, RejectReasonMinSpendNotMet, RejectReasonCampaignPaused, RejectReasonCustomerMismatch, RejectReasonCustomerLimitReached, RejectReasonStoreDailyLimitReached, RejectReasonNotValidToday, RejectReasonOutsideHours:
+	case RejectReasonCouponNotAvailable, RejectReasonCouponExpired, RejectReasonCouponNotYetValid, RejectReasonStoreNotEligible, RejectReasonMinSpendNotMet, RejectReasonCampaignPaused, RejectReasonCustomerMismatch, RejectReasonCustomerLimitReached, RejectReasonStoreDailyLimitReached, RejectReasonNotValidToday, RejectReasonOutsideHours, RejectReasonNotStackable:
 		return true
 	}
 	return false

@@ -416,6 +416,39 @@ async function main() {
     await shot(page, '10-clerk-rejected');
   });
 
+  await step('CLERK: several codes for one order, all or none', async () => {
+    // Two codes of the demo's stackable campaign (20% off, at most ¥15 each).
+    const camps = (await gql(s.base, s.admin, '{ campaigns(first: 50) { edges { node { id stackable } } } }')).data.campaigns.edges;
+    const stack = camps.map((e) => e.node).find((c) => c.stackable);
+    if (!stack) throw new Error('the demo has no stackable campaign');
+    const issued = await gql(s.base, s.admin, 'mutation($in: IssueCouponsInput!) { issueCoupons(input: $in) { codes } }', {
+      in: { campaignId: stack.id, count: 2 },
+    });
+    const [s1, s2] = issued.data.issueCoupons.codes;
+    await page.goto(`${s.base}/redeem`);
+    await page.getByTestId('redeem-form').waitFor();
+    await page.locator('input[name=code]').fill(s1);
+    await page.getByTestId('add-code').click();
+    await page.locator('input[name=code2]').fill(code); // redeemed above
+    await page.locator('input[name=amount]').fill('100');
+    await page.getByTestId('order-preview').waitFor();
+    await page.getByTestId('redeem-submit').click();
+    const rejected = page.locator('[data-testid=outcome][data-status=REJECTED]');
+    await rejected.waitFor();
+    expectText(await page.getByTestId('order-reasons').innerText(), /fine[\s\S]*already used/, 'every code\'s reason');
+    await shot(page, '10b-clerk-order-rejected');
+    await page.locator('input[name=code2]').fill(s2);
+    await page.getByTestId('order-price-preview').waitFor();
+    await page.getByTestId('redeem-submit').click();
+    const ok = page.locator('[data-testid=outcome][data-status=SUCCEEDED]');
+    await ok.waitFor();
+    expectText(await ok.innerText(), /¥30\.00 off[\s\S]*¥70\.00/, 'stacked discounts');
+    if ((await page.getByTestId('order-redemptions').locator('tbody tr').count()) !== 2) throw new Error('want two redemptions');
+    await shot(page, '10c-clerk-order-redeemed');
+    await page.getByTestId('next-customer').click();
+    if (await page.locator('input[name=code2]').count()) throw new Error('the next customer starts with one code');
+  });
+
   await step('CLERK: tablet layout', async () => {
     await page.setViewportSize({ width: 820, height: 1180 });
     await page.getByTestId('next-customer').or(page.getByTestId('redeem-submit')).first().waitFor();

@@ -42,6 +42,7 @@ interface Form {
   windowTo: string;
   perCustomerDailyLimit: string;
   perStoreDailyLimit: string;
+  stackable: boolean;
 }
 
 type Errors = Partial<Record<keyof Form, MessageKey>>;
@@ -120,6 +121,8 @@ function validate(f: Form, tz: string): { input?: CreateCampaignInput; errors: E
       dailyWindow: noWindow ? undefined : { from: f.windowFrom.trim(), to: f.windowTo.trim() },
       perCustomerDailyLimit: perCustomerDay,
       perStoreDailyLimit: perStoreDay,
+      // Only when set, so a form without it sends what it always did.
+      stackable: f.stackable || undefined,
     },
   };
 }
@@ -151,6 +154,7 @@ export function CreateCampaignPage() {
     windowTo: '',
     perCustomerDailyLimit: '',
     perStoreDailyLimit: '',
+    stackable: false,
   }));
   const [errors, setErrors] = useState<Errors>({});
   const [serverError, setServerError] = useState<string | null>(null);
@@ -241,6 +245,13 @@ export function CreateCampaignPage() {
           <Field label={t('create.windowTo')}>
             <input name="windowTo" placeholder="14:00" value={form.windowTo} onChange={(e) => set('windowTo', e.target.value)} />
           </Field>
+          <label className="field field-wide">
+            <span className="field-label">{t('create.stackable')}</span>
+            <span>
+              <input type="checkbox" name="stackable" checked={form.stackable} onChange={(e) => set('stackable', e.target.checked)} />{' '}
+              {t('create.stackableHint')}
+            </span>
+          </label>
           <fieldset className="field field-wide">
             <legend className="field-label">{t('create.weekdays')}</legend>
             <div className="chips">

@@ -9,7 +9,7 @@ import { RefundForm } from '../components/RefundForm';
 import { Alert, useErrorText } from '../components/States';
 import { useWorth } from '../components/Worth';
 import { graphql } from '../gql';
-import type { RedeemCouponMutation } from '../gql/graphql';
+import type { RedeemCouponMutation, RedeemCouponsMutation } from '../gql/graphql';
 import { formatCouponCode, lookupCode } from '../lib/code';
 import { firstErrorCode, isNetworkError, isOverloaded } from '../lib/errors';
 import { parseYuanToFen } from '../lib/money';
@@ -75,8 +75,73 @@ const RedeemCouponDocument = graphql(`
   }
 `);
 
+// Several codes for one order: the server quotes and redeems them all or
+// none (quoteCoupons, redeemCoupons); the console only shows its answer.
+const CouponsQuoteDocument = graphql(`
+  query CouponsQuote($codes: [String!]!, $storeId: ID!, $orderAmount: Int!) {
+    quoteCoupons(codes: $codes, storeId: $storeId, orderAmount: $orderAmount) {
+      eligible
+      discountAmount
+      amountToPay
+      quotes {
+        eligible
+        rejectReason
+        reasons
+        discountAmount
+        coupon {
+          id
+          code
+          status
+          campaign {
+            id
+            name
+          }
+        }
+      }
+    }
+  }
+`);
+
+const RedeemCouponsDocument = graphql(`
+  mutation RedeemCoupons($input: RedeemCouponsInput!) {
+    redeemCoupons(input: $input) {
+      status
+      requestId
+      discountAmount
+      amountToPay
+      orderRef
+      redemptions {
+        redeemNo
+        status
+        releaseReason
+        discountAmount
+        coupon {
+          id
+          code
+          status
+          version
+        }
+      }
+      reasons {
+        code
+        rejectReason
+        reasons
+      }
+    }
+  }
+`);
+
+/** The most codes one order takes (services.MaxCodesPerOrder). */
+const MAX_CODES = 10;
+
 type Redeemed = RedeemCouponMutation['redeemCoupon'];
-type Outcome = { kind: 'result'; r: Redeemed } | { kind: 'network' } | { kind: 'busy' } | { kind: 'error'; text: string };
+type RedeemedOrder = RedeemCouponsMutation['redeemCoupons'];
+type Outcome =
+  | { kind: 'result'; r: Redeemed }
+  | { kind: 'order'; o: RedeemedOrder }
+  | { kind: 'network' }
+  | { kind: 'busy' }
+  | { kind: 'error'; text: string };
 
 export function RedeemPage() {
   const { t, tk } = useI18n();
@@ -93,6 +158,10 @@ export function RedeemPage() {
   const attempt = useRef<Attempt | null>(null);
   const codeInput = useRef<HTMLInputElement>(null);
   const [{ fetching }, redeem] = useMutation(RedeemCouponDocument);
+  // More codes for the same order, after the first; with any, the order is
+  // redeemed with redeemCoupons, all codes or none.
+  const [extraRaw, setExtraRaw] = useState<string[]>([]);
+  const [{ fetching: fetchingOrder }, redeemOrder] = useMutation(RedeemCouponsDocument);
 
   const norm = lookupCode(codeRaw);
   const code = norm.ok ? norm.code : '';
@@ -114,9 +183,46 @@ export function RedeemPage() {
   const eligible = quote ? quote.rejectReason !== 'STORE_NOT_ELIGIBLE' : null;
   const belowMin = quote && fen !== null && quote.rejectReason === 'MIN_SPEND_NOT_MET';
 
+  const multi = extraRaw.length > 0;
+  const extras = extraRaw.map((raw) => lookupCode(raw));
+  const orderCodes = [code, ...extras.map((x) => (x.ok ? x.code : ''))];
+  const repeated = (i: number) => orderCodes[i] !== '' && orderCodes.indexOf(orderCodes[i]) < i;
+  const orderReady = multi && norm.ok && extras.every((x) => x.ok) && !orderCodes.some((_, i) => repeated(i));
+  const [orderQuoteRes] = useQuery({
+    query: CouponsQuoteDocument,
+    variables: { codes: orderCodes, storeId, orderAmount: fen ?? 0 },
+    pause: !orderReady || !storeId || fen === null,
+    requestPolicy: 'network-only',
+  });
+  const orderQuote = orderReady ? orderQuoteRes.data?.quoteCoupons : undefined;
+
+  async function submitOrder() {
+    if (!orderReady || fen === null || !storeId) return;
+    const a = beginAttempt(attempt.current, attemptKey(orderCodes.join(','), storeId, fen));
+    attempt.current = a;
+    const res = await redeemOrder(
+      { input: { codes: orderCodes, storeId, orderAmount: fen, requestId: a.requestId } },
+      { additionalTypenames: ['Redemption'] },
+    );
+    if (res.data) {
+      attempt.current = settleAttempt(a, { kind: 'result', status: res.data.redeemCoupons.status });
+      setOutcome({ kind: 'order', o: res.data.redeemCoupons });
+    } else if (isNetworkError(res.error)) {
+      attempt.current = settleAttempt(a, { kind: 'network' });
+      setOutcome({ kind: 'network' });
+    } else if (isOverloaded(res.error)) {
+      attempt.current = settleAttempt(a, { kind: 'error', code: 'OVERLOADED' });
+      setOutcome({ kind: 'busy' });
+    } else {
+      attempt.current = settleAttempt(a, { kind: 'error', code: firstErrorCode(res.error) });
+      setOutcome({ kind: 'error', text: errorText(res.error) });
+    }
+  }
+
   async function submit(e?: React.FormEvent) {
     e?.preventDefault();
     setTouched(true);
+    if (multi) return submitOrder();
     if (!norm.ok || fen === null || !storeId) return;
     const a = beginAttempt(attempt.current, attemptKey(code, storeId, fen));
     attempt.current = a;
@@ -137,6 +243,7 @@ export function RedeemPage() {
   }
 
   function next() {
+    setExtraRaw([]);
     setCodeRaw('');
     setAmountRaw('');
     setTouched(false);
@@ -156,7 +263,8 @@ export function RedeemPage() {
 
   const retryable = attempt.current && attempt.current.state === 'unknown';
   const result = outcome?.kind === 'result' ? outcome.r : null;
-  const locked = result?.status === 'SUCCEEDED';
+  const locked = result?.status === 'SUCCEEDED' || (outcome?.kind === 'order' && outcome.o.status === 'SUCCEEDED');
+  const busy = fetching || fetchingOrder;
   return (
     <div className="redeem">
       <PageHeader title={t('redeem.title')} />
@@ -204,6 +312,48 @@ export function RedeemPage() {
               />
               {!norm.ok && (touched || codeRaw.replace(/[-\s]/g, '').length >= 13) && <span className="field-error">{tk(`code.${norm.problem}`)}</span>}
             </label>
+            {extraRaw.map((raw, i) => {
+              const x = extras[i];
+              return (
+                <div className="field extra-code" key={i} data-testid={`extra-code-${i + 1}`}>
+                  <span className="field-label">{t('redeem.codeN', { n: i + 2 })}</span>
+                  <div className="extra-code-row">
+                    <input
+                      name={`code${i + 2}`}
+                      className="input-xl mono"
+                      value={raw}
+                      placeholder={t('redeem.codePlaceholder')}
+                      onChange={(e) => setExtraRaw(extraRaw.map((v, j) => (j === i ? e.target.value : v)))}
+                      readOnly={locked}
+                      autoFocus
+                      autoComplete="off"
+                      autoCapitalize="characters"
+                      spellCheck={false}
+                      aria-label={t('redeem.codeN', { n: i + 2 })}
+                    />
+                    {!locked && (
+                      <button
+                        type="button"
+                        className="btn btn-ghost"
+                        aria-label={t('redeem.removeCode', { n: i + 2 })}
+                        data-testid={`remove-code-${i + 1}`}
+                        onClick={() => setExtraRaw(extraRaw.filter((_, j) => j !== i))}
+                      >
+                        ✕
+                      </button>
+                    )}
+                  </div>
+                  {!x.ok && (touched || raw.replace(/[-\s]/g, '').length >= 13) && <span className="field-error">{tk(`code.${x.problem}`)}</span>}
+                  {repeated(i + 1) && <span className="field-error">{t('redeem.codeTwice')}</span>}
+                </div>
+              );
+            })}
+            {!locked && extraRaw.length < MAX_CODES - 1 && (
+              <button type="button" className="btn btn-ghost add-code" data-testid="add-code" onClick={() => setExtraRaw([...extraRaw, ''])}>
+                + {t('redeem.addCode')}
+              </button>
+            )}
+            {multi && <p className="muted small">{t('redeem.orderHint', { n: MAX_CODES })}</p>}
             <label className="field">
               <span className="field-label">{t('redeem.amount')}</span>
               <div className="input-money">
@@ -227,17 +377,45 @@ export function RedeemPage() {
                 {t('redeem.next')}
               </button>
             ) : (
-              <button type="submit" className="btn btn-primary btn-xl" disabled={fetching} data-testid="redeem-submit">
-                {fetching ? t('redeem.working') : retryable ? t('redeem.retry') : t('redeem.submit')}
+              <button type="submit" className="btn btn-primary btn-xl" disabled={busy} data-testid="redeem-submit">
+                {busy ? t('redeem.working') : retryable ? t('redeem.retry') : multi ? t('redeem.submitAll', { n: orderCodes.length }) : t('redeem.submit')}
               </button>
             )}
           </div>
         </form>
 
         <div className="redeem-side">
+          {orderQuote && fen !== null && !locked && (
+            <div className="card coupon-preview" data-testid="order-preview">
+              <div className="card-body">
+                <div className="preview-name">{t('redeem.orderTitle', { n: orderQuote.quotes.length })}</div>
+                <ol className="order-codes">
+                  {orderQuote.quotes.map((q) => (
+                    <li key={q.coupon.id} className={q.eligible ? 'ok' : 'bad'}>
+                      <span className="mono">{formatCouponCode(q.coupon.code)}</span> <span className="muted">{q.coupon.campaign.name}</span>
+                      {q.eligible ? (
+                        <span className="order-code-note"> −{fmt.money(q.discountAmount)}</span>
+                      ) : (
+                        <span className="order-code-note">{q.reasons.map((r) => tk(`reject.${r}`)).join(' ')}</span>
+                      )}
+                    </li>
+                  ))}
+                </ol>
+                <ul className="preview-facts">
+                  {orderQuote.eligible ? (
+                    <li className="ok" data-testid="order-price-preview">
+                      {t('redeem.preview', { discount: fmt.money(orderQuote.discountAmount), pay: fmt.money(orderQuote.amountToPay) })}
+                    </li>
+                  ) : (
+                    <li className="bad">{t('redeem.orderNotEligible')}</li>
+                  )}
+                </ul>
+              </div>
+            </div>
+          )}
           {code && !coupon && preview.fetching && <div className="card card-body muted">{t('redeem.lookup')}</div>}
           {code && preview.error && !coupon && <Alert kind="error">{errorText(preview.error)}</Alert>}
-          {coupon && (
+          {coupon && !multi && (
             <div className="card coupon-preview" data-testid="coupon-preview">
               <div className="card-body">
                 <div className="preview-top">
@@ -299,6 +477,9 @@ function OutcomePanel({ outcome, attempt, refundMinutes }: { outcome: Outcome; a
         {idLine}
       </div>
     );
+  }
+  if (outcome.kind === 'order') {
+    return <OrderOutcome o={outcome.o} idLine={idLine} />;
   }
   if (outcome.kind === 'error') {
     return (
@@ -367,6 +548,87 @@ function OutcomePanel({ outcome, attempt, refundMinutes }: { outcome: Outcome; a
           <code>{r.redeemNo}</code>
         </dd>
       </dl>
+      {idLine}
+    </div>
+  );
+}
+
+/** OrderOutcome shows the answer to redeemCoupons: every redemption of the
+ * order, or every code's reasons when none was taken. */
+function OrderOutcome({ o, idLine }: { o: RedeemedOrder; idLine: React.ReactNode }) {
+  const { t, tk } = useI18n();
+  const fmt = useFormat();
+  if (o.status === 'SUCCEEDED') {
+    return (
+      <div className="outcome outcome-success" role="status" data-testid="outcome" data-status={o.status}>
+        <div className="outcome-icon">✓</div>
+        <div className="outcome-title">{t('redeem.okOrder', { n: o.redemptions.length })}</div>
+        <p className="outcome-big">{t('redeem.okDetail', { discount: fmt.money(o.discountAmount), pay: fmt.money(o.amountToPay) })}</p>
+        <table className="order-table" data-testid="order-redemptions">
+          <thead>
+            <tr>
+              <th>{t('redeem.code')}</th>
+              <th>{t('flow.redeemNo')}</th>
+              <th className="num">{t('redeem.discount')}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {o.redemptions.map((r) => (
+              <tr key={r.redeemNo}>
+                <td className="mono">{formatCouponCode(r.coupon.code)}</td>
+                <td>
+                  <code>{r.redeemNo}</code>
+                </td>
+                <td className="num">{fmt.money(r.discountAmount)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {o.orderRef && (
+          <dl className="outcome-facts">
+            <dt>{t('flow.orderRef')}</dt>
+            <dd>
+              <code>{o.orderRef}</code>
+            </dd>
+          </dl>
+        )}
+        {idLine}
+      </div>
+    );
+  }
+  if (o.status === 'PROCESSING') {
+    return (
+      <div className="outcome outcome-warning" role="status" data-testid="outcome" data-status={o.status}>
+        <div className="outcome-icon">…</div>
+        <div className="outcome-title">{t('redeem.processing')}</div>
+        <p>{t('redeem.processingDetail')}</p>
+        {idLine}
+      </div>
+    );
+  }
+  if (o.status === 'RELEASED') {
+    const reason = o.redemptions[0]?.releaseReason;
+    return (
+      <div className="outcome outcome-danger" role="alert" data-testid="outcome" data-status={o.status}>
+        <div className="outcome-icon">✕</div>
+        <div className="outcome-title">{t('redeem.releasedOrder')}</div>
+        {reason && <p className="outcome-big">{tk(`release.${reason}`)}</p>}
+        {idLine}
+      </div>
+    );
+  }
+  return (
+    <div className="outcome outcome-danger" role="alert" data-testid="outcome" data-status={o.status}>
+      <div className="outcome-icon">✕</div>
+      <div className="outcome-title">{t('redeem.rejectedOrder')}</div>
+      <ol className="order-codes" data-testid="order-reasons">
+        {o.reasons.map((c) => (
+          <li key={c.code} className={c.reasons.length ? 'bad' : 'ok'}>
+            <span className="mono">{formatCouponCode(c.code)}</span>{' '}
+            <span className="order-code-note">{c.reasons.length ? c.reasons.map((r) => tk(`reject.${r}`)).join(' ') : t('redeem.codeFine')}</span>
+          </li>
+        ))}
+      </ol>
       {idLine}
     </div>
   );
