@@ -162,7 +162,7 @@ type Result struct {
 	// SyncCommit is the ramp on a Patroni pair with synchronous commit,
 	// then without (ONLY=scale).
 	SyncCommit []ScaleRow `json:"sync_commit,omitempty"`
-	Only string `json:"only,omitempty"`
+	Only       string     `json:"only,omitempty"`
 	// Replicas compares scenarios on three replicas with Redis off and on,
 	// the fixed-rate one at ReplicaRate, half of the single server's knee
 	// ReplicaKnee.

@@ -693,10 +693,10 @@ func (r *Result) scaleMarkdown(p func(string, ...any)) {
 	if len(r.SyncCommit) == 2 {
 		syn, asyn := r.SyncCommit[0], r.SyncCommit[1]
 		p("\n## The cost of synchronous commit\n\n")
-		p("The same ramp against one server on a Patroni pair (two PostgreSQL nodes and one etcd on this machine, reached "+
-			"through a multi-host URL with `target_session_attrs=read-write`), first with `synchronous_mode` on, where every "+
-			"commit waits until the standby has flushed its WAL, then off. Both nodes share the 2 cores with the server and "+
-			"the generator, so the standby's own work is in both rows; on separate machines the synchronous row pays one "+
+		p("The same ramp against one server on a Patroni pair (two PostgreSQL nodes and one etcd on this machine, reached " +
+			"through a multi-host URL with `target_session_attrs=read-write`), first with `synchronous_mode` on, where every " +
+			"commit waits until the standby has flushed its WAL, then off. Both nodes share the 2 cores with the server and " +
+			"the generator, so the standby's own work is in both rows; on separate machines the synchronous row pays one " +
 			"network round trip per commit instead.\n\n")
 		p("| scenario | knee /s | p50 ms | p99 ms | ops | violations |\n|---|---|---|---|---|---|\n")
 		for _, s := range r.SyncCommit {
