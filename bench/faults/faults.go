@@ -164,8 +164,16 @@ func (w *world) nextOp() load.Op {
 			return op
 		}
 	}
-	return load.Redeem("redeem", w.code(), w.fx.StoreID, "f-"+strconv.FormatInt(w.rid.Add(1), 10))
+	id := w.rid.Add(1)
+	if id%multiEvery == 0 {
+		return load.RedeemMany("multi", []string{w.code(), w.code()}, w.fx.StoreID, "f-"+strconv.FormatInt(id, 10))
+	}
+	return load.Redeem("redeem", w.code(), w.fx.StoreID, "f-"+strconv.FormatInt(id, 10))
 }
+
+// multiEvery: every multiEvery-th new request of the load is a two-code
+// order (redeemCoupons), so every fault also hits several-code orders.
+const multiEvery = 10
 
 func (w *world) code() string {
 	i := int(w.next.Add(1)) - 1
@@ -208,7 +216,9 @@ func newWorld(ctx context.Context, cfg Config, db string, webhook, direct bool, 
 		w.close()
 		return nil, err
 	}
-	if _, _, w.codes, err = w.fx.Campaign(ctx, "faults", ncodes); err != nil {
+	// Stackable, so that the load's several-code orders can take two of its
+	// coupons at once.
+	if _, _, w.codes, err = w.fx.CampaignWith(ctx, "faults", ncodes, map[string]any{"stackable": true}); err != nil {
 		w.close()
 		return nil, err
 	}
@@ -725,10 +735,14 @@ FROM coupons c WHERE c.status = 'REDEEMING'`).Scan(&age)
 	return fr, nil
 }
 
-// checkOrders compares succeeded, unrefunded one-shot redemptions with the
-// order service's live orders.
+// checkOrders compares succeeded, unrefunded one-shot redemptions (a
+// several-code order's as one) with the order service's live orders.
 func (w *world) checkOrders(ctx context.Context) ([]string, error) {
-	rows, err := w.fx.Pool.Query(ctx, `SELECT f.redeem_no FROM redemption_flows f WHERE f.status = 'SUCCEEDED' AND f.operation = 'REDEEM'
+	// A several-code order has one business order, keyed by its order's
+	// number (its first flow's redemption number).
+	rows, err := w.fx.Pool.Query(ctx, `SELECT DISTINCT COALESCE(g.order_no, f.redeem_no)
+FROM redemption_flows f LEFT JOIN redemption_orders g ON g.merchant_id = f.merchant_id AND g.id = f.order_id
+WHERE f.status = 'SUCCEEDED' AND f.operation = 'REDEEM'
 AND NOT EXISTS (SELECT 1 FROM refund_flows r WHERE r.redemption_id = f.id)`)
 	if err != nil {
 		return nil, err
@@ -744,12 +758,12 @@ AND NOT EXISTS (SELECT 1 FROM refund_flows r WHERE r.redemption_id = f.id)`)
 		n++
 		if o, ok := w.osvc.Inner.Order(no); !ok || o.Cancelled {
 			if len(out) < 20 {
-				out = append(out, "succeeded redemption "+no+" has no live order")
+				out = append(out, "succeeded redemption (or order) "+no+" has no live order")
 			}
 		}
 	}
 	if live := w.osvc.Inner.LiveOrders(); live != n {
-		out = append(out, fmt.Sprintf("%d live orders for %d succeeded redemptions", live, n))
+		out = append(out, fmt.Sprintf("%d live orders for %d succeeded redemptions and orders", live, n))
 	}
 	return out, rows.Err()
 }
@@ -762,7 +776,10 @@ func (w *world) fencedReplay(ctx context.Context) (FaultResult, error) {
 	w.cfg.logf("fault: delayed create replayed after the fence")
 	fr := FaultResult{Name: "delayed create after the fence", Injection: "a signed /fulfil replayed for every redemption compensation released",
 		FailByCode: map[string]int{}}
-	rows, err := w.fx.Pool.Query(ctx, `SELECT merchant_id, redeem_no FROM redemption_flows WHERE status = 'RELEASED' AND fenced_at IS NOT NULL`)
+	// A several-code order's business order is keyed by its order's number.
+	rows, err := w.fx.Pool.Query(ctx, `SELECT DISTINCT f.merchant_id, COALESCE(g.order_no, f.redeem_no)
+FROM redemption_flows f LEFT JOIN redemption_orders g ON g.merchant_id = f.merchant_id AND g.id = f.order_id
+WHERE f.status = 'RELEASED' AND (f.fenced_at IS NOT NULL OR g.fenced_at IS NOT NULL)`)
 	if err != nil {
 		return fr, err
 	}

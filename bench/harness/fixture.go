@@ -52,14 +52,23 @@ func CreateStore(ctx context.Context, c *Client, code string) (string, error) {
 // CreateCampaign creates a CASH campaign valid for a year from yesterday and
 // returns its id.
 func CreateCampaign(ctx context.Context, c *Client, name string, total int) (string, error) {
+	return CreateCampaignWith(ctx, c, name, total, nil)
+}
+
+// CreateCampaignWith is CreateCampaign with more fields of
+// CreateCampaignInput (e.g. "stackable": true).
+func CreateCampaignWith(ctx context.Context, c *Client, name string, total int, extra map[string]any) (string, error) {
 	var out struct {
 		CreateCampaign struct{ ID string } `json:"createCampaign"`
 	}
 	now := time.Now().UTC()
-	err := c.Do(ctx, `mutation($in: CreateCampaignInput!) { createCampaign(input: $in) { id } }`,
-		map[string]any{"in": map[string]any{"name": name, "type": "CASH", "value": 1000, "minSpend": 0,
-			"validFrom": now.Add(-24 * time.Hour).Format(time.RFC3339), "validTo": now.Add(365 * 24 * time.Hour).Format(time.RFC3339),
-			"totalQuantity": total, "refundWindowMinutes": 1440}}, &out)
+	in := map[string]any{"name": name, "type": "CASH", "value": 1000, "minSpend": 0,
+		"validFrom": now.Add(-24 * time.Hour).Format(time.RFC3339), "validTo": now.Add(365 * 24 * time.Hour).Format(time.RFC3339),
+		"totalQuantity": total, "refundWindowMinutes": 1440}
+	for k, v := range extra {
+		in[k] = v
+	}
+	err := c.Do(ctx, `mutation($in: CreateCampaignInput!) { createCampaign(input: $in) { id } }`, map[string]any{"in": in}, &out)
 	return out.CreateCampaign.ID, err
 }
 
@@ -154,7 +163,12 @@ func (e Env) NewFixture(ctx context.Context, dbName string, cfg ServerConfig) (*
 // Campaign creates a campaign with n coupons issued and returns its id, the
 // issuance time and the codes.
 func (f *Fixture) Campaign(ctx context.Context, name string, n int) (string, time.Duration, []string, error) {
-	id, err := CreateCampaign(ctx, f.Admin, name, n)
+	return f.CampaignWith(ctx, name, n, nil)
+}
+
+// CampaignWith is Campaign with more fields of CreateCampaignInput.
+func (f *Fixture) CampaignWith(ctx context.Context, name string, n int, extra map[string]any) (string, time.Duration, []string, error) {
+	id, err := CreateCampaignWith(ctx, f.Admin, name, n, extra)
 	if err != nil {
 		return "", 0, nil, err
 	}

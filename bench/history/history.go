@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -37,6 +38,10 @@ type flow struct {
 //     does not hold its coupon;
 //   - a redemption refused with an error code (no flow written) has no flow;
 //   - a refund answered SUCCEEDED has a refund row and a REFUNDED coupon;
+//   - a several-code order (kind "multi") answered SUCCEEDED has, for each
+//     code in order, a SUCCEEDED flow with request id <id>#<n>, the answer's
+//     redemption number and its coupon held by it; one answered REJECTED or
+//     RELEASED holds none of its coupons;
 //   - a coupon is REDEEMED or REFUNDED only if some operation on it succeeded
 //     or ended unknown (no coupon is taken by definite failures alone).
 //
@@ -87,7 +92,9 @@ FROM redemption_flows f JOIN coupons c ON c.id = f.coupon_id WHERE f.operation =
 		}
 		byID[r.Kind[:min(len(r.Kind), 6)]+"/"+r.RequestID] = append(byID[r.Kind[:min(len(r.Kind), 6)]+"/"+r.RequestID], r)
 		if r.Kind != "refund" && r.Outcome != load.Fail {
-			touched[strings.ToUpper(r.Code)] = true
+			for _, c := range codesOf(r) {
+				touched[strings.ToUpper(c)] = true
+			}
 		}
 	}
 	// Retries share the redeem request id; merge "retry" into "redeem".
@@ -120,6 +127,10 @@ FROM redemption_flows f JOIN coupons c ON c.id = f.coupon_id WHERE f.operation =
 					break
 				}
 			}
+			continue
+		}
+		if kind == "multi" {
+			checkOrder(rid, rs, flows, bad)
 			continue
 		}
 		f, has := flows[rid]
@@ -157,8 +168,10 @@ FROM redemption_flows f JOIN coupons c ON c.id = f.coupon_id WHERE f.operation =
 	}
 	attempted := map[string]bool{}
 	for _, r := range recs {
-		if r != nil && r.Code != "" {
-			attempted[strings.ToUpper(r.Code)] = true
+		if r != nil {
+			for _, c := range codesOf(r) {
+				attempted[strings.ToUpper(c)] = true
+			}
 		}
 	}
 	var taken []string
@@ -189,4 +202,48 @@ func anyReached(rs []*load.Record) bool {
 		}
 	}
 	return false
+}
+
+// codesOf is every code an operation names.
+func codesOf(r *load.Record) []string {
+	if len(r.Codes) > 0 {
+		return r.Codes
+	}
+	if r.Code != "" {
+		return []string{r.Code}
+	}
+	return nil
+}
+
+// checkOrder checks the sends of one several-code order: its flows have
+// request ids rid#1, rid#2, ... in the order of its codes.
+func checkOrder(rid string, rs []*load.Record, flows map[string]flow, bad func(string, ...any)) {
+	for _, r := range rs {
+		switch {
+		case r.Outcome == load.OK:
+			if len(r.GotRedeemNos) != len(r.Codes) {
+				bad("order %s acknowledged SUCCEEDED with %d redemptions for %d codes", rid, len(r.GotRedeemNos), len(r.Codes))
+				continue
+			}
+			for i, code := range r.Codes {
+				f, has := flows[rid+"#"+strconv.Itoa(i+1)]
+				switch {
+				case !has || f.status != "SUCCEEDED":
+					bad("order %s acknowledged SUCCEEDED but the flow of its code %d is %q", rid, i+1, f.status)
+				case f.redeemNo != r.GotRedeemNos[i]:
+					bad("order %s acknowledged %s for code %d but the ledger has %s", rid, r.GotRedeemNos[i], i+1, f.redeemNo)
+				case !strings.EqualFold(f.code, code):
+					bad("order %s's flow %d is of coupon %s, not %s", rid, i+1, f.code, code)
+				case f.couponRedeemNo != f.redeemNo || (f.couponStatus != "REDEEMED" && f.couponStatus != "REFUNDED"):
+					bad("order %s acknowledged but coupon %s is %s held by %q", rid, f.code, f.couponStatus, f.couponRedeemNo)
+				}
+			}
+		case r.Outcome == load.Fail && (strings.HasPrefix(r.Result, "REJECTED") || r.Result == "RELEASED" || !anyReached(rs)):
+			for i := range r.Codes {
+				if f, has := flows[rid+"#"+strconv.Itoa(i+1)]; has && f.couponRedeemNo == f.redeemNo && f.couponStatus != "UNUSED" {
+					bad("order %s answered %s but its flow %s holds coupon %s (%s)", rid, r.Result, f.redeemNo, f.code, f.couponStatus)
+				}
+			}
+		}
+	}
 }

@@ -45,7 +45,10 @@ type Op struct {
 	RequestID string `json:"request_id,omitempty"`
 	Code      string `json:"code,omitempty"`
 	RedeemNo  string `json:"redeem_no,omitempty"`
-	Body      []byte `json:"-"`
+	// Codes are the codes of a several-code order (kind "multi"); Code is
+	// then the first of them.
+	Codes []string `json:"codes,omitempty"`
+	Body  []byte   `json:"-"`
 }
 
 // Record is one operation and what happened to it.
@@ -63,6 +66,9 @@ type Record struct {
 	Result  string  `json:"result"`
 	// GotRedeemNo is the redemption number the answer carried.
 	GotRedeemNo string `json:"got_redeem_no,omitempty"`
+	// GotRedeemNos are a several-code order's redemption numbers, in the
+	// order of its codes.
+	GotRedeemNos []string `json:"got_redeem_nos,omitempty"`
 	// AnswerHash identifies the answer's data, to compare repeated answers.
 	AnswerHash uint64 `json:"-"`
 	finished   bool
@@ -274,6 +280,13 @@ type payload struct {
 	RefundNo     string `json:"refundNo"`
 	Status       string `json:"status"`
 	RejectReason string `json:"rejectReason"`
+	// Redemptions and Reasons are a several-code order's.
+	Redemptions []struct {
+		RedeemNo string `json:"redeemNo"`
+	} `json:"redemptions"`
+	Reasons []struct {
+		RejectReason string `json:"rejectReason"`
+	} `json:"reasons"`
 }
 
 // Classify sets the outcome of r from an HTTP answer.
@@ -324,6 +337,19 @@ func Classify(r *Record, status int, body []byte) {
 	}
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(p.RedeemNo + "|" + p.RefundNo + "|" + p.Status + "|" + p.RejectReason))
+	for _, x := range p.Redemptions {
+		r.GotRedeemNos = append(r.GotRedeemNos, x.RedeemNo)
+		_, _ = h.Write([]byte("|" + x.RedeemNo))
+	}
+	if p.RejectReason == "" {
+		// A several-code order's reason: the first code's that failed.
+		for _, x := range p.Reasons {
+			if x.RejectReason != "" {
+				p.RejectReason = x.RejectReason
+				break
+			}
+		}
+	}
 	r.AnswerHash = h.Sum64()
 	if p.RedeemNo != "" {
 		r.GotRedeemNo = p.RedeemNo
@@ -426,9 +452,10 @@ func round(f float64) float64 { return math.Round(f*1000) / 1000 }
 // Body builders for the GraphQL operations the scenarios send.
 
 const (
-	redeemQuery = `mutation($in: RedeemCouponInput!) { redeemCoupon(input: $in) { redeemNo status rejectReason } }`
-	refundQuery = `mutation($in: RefundRedemptionInput!) { refundRedemption(input: $in) { refundNo status } }`
-	readQuery   = `query($code: String!) { coupon(code: $code) { status version } }`
+	redeemQuery     = `mutation($in: RedeemCouponInput!) { redeemCoupon(input: $in) { redeemNo status rejectReason } }`
+	redeemManyQuery = `mutation($in: RedeemCouponsInput!) { redeemCoupons(input: $in) { status redemptions { redeemNo } reasons { rejectReason } } }`
+	refundQuery     = `mutation($in: RefundRedemptionInput!) { refundRedemption(input: $in) { refundNo status } }`
+	readQuery       = `query($code: String!) { coupon(code: $code) { status version } }`
 )
 
 func gql(q string, vars map[string]any) []byte {
@@ -440,6 +467,13 @@ func gql(q string, vars map[string]any) []byte {
 func Redeem(kind, code, store, rid string) Op {
 	return Op{Kind: kind, RequestID: rid, Code: code, Body: gql(redeemQuery, map[string]any{"in": map[string]any{
 		"code": code, "storeId": store, "requestId": rid, "orderAmount": 5000}})}
+}
+
+// RedeemMany is a one-shot redemption of several codes for one order at
+// store with request id rid (redeemCoupons): all are taken or none.
+func RedeemMany(kind string, codes []string, store, rid string) Op {
+	return Op{Kind: kind, RequestID: rid, Code: codes[0], Codes: codes, Body: gql(redeemManyQuery, map[string]any{"in": map[string]any{
+		"codes": codes, "storeId": store, "requestId": rid, "orderAmount": 5000}})}
 }
 
 // Refund refunds redemption redeemNo with request id rid.

@@ -20,6 +20,8 @@ func TestClassify(t *testing.T) {
 		{"other 5xx", "redeem", 502, `bad gateway`, Unknown, "http:502"},
 		{"ping", "ping", 200, `{"data":{"__typename":"Query"}}`, OK, "PONG"},
 		{"ping refused", "ping", 503, `{"errors":[{"message":"busy","extensions":{"code":"OVERLOADED"}}]}`, Fail, "http:503"},
+		{"order taken", "multi", 200, `{"data":{"redeemCoupons":{"status":"SUCCEEDED","redemptions":[{"redeemNo":"RD1"},{"redeemNo":"RD2"}],"reasons":[]}}}`, OK, "SUCCEEDED"},
+		{"order rejected", "multi", 200, `{"data":{"redeemCoupons":{"status":"REJECTED","redemptions":[],"reasons":[{"rejectReason":null},{"rejectReason":"COUPON_NOT_AVAILABLE"}]}}}`, Fail, "REJECTED:COUPON_NOT_AVAILABLE"},
 		{"rate limited", "redeem", 200, `{"errors":[{"message":"slow down","extensions":{"code":"RATE_LIMITED"}}],"data":null}`, Fail, "RATE_LIMITED"},
 	}
 	for _, tt := range tests {
@@ -28,6 +30,9 @@ func TestClassify(t *testing.T) {
 			Classify(r, tt.status, []byte(tt.body))
 			if r.Outcome != tt.want || r.Result != tt.result {
 				t.Fatalf("got %s %s, want %s %s", r.Outcome, r.Result, tt.want, tt.result)
+			}
+			if tt.name == "order taken" && (len(r.GotRedeemNos) != 2 || r.GotRedeemNos[1] != "RD2") {
+				t.Fatalf("order's redemption numbers %v", r.GotRedeemNos)
 			}
 		})
 	}
