@@ -171,6 +171,15 @@ func (w *world) nextOp() load.Op {
 	return load.Redeem("redeem", w.code(), w.fx.StoreID, "f-"+strconv.FormatInt(id, 10))
 }
 
+// retryKind is the kind of a same-id resend of an operation of kind k: a
+// several-code order stays one ("multi-retry").
+func retryKind(k string) string {
+	if strings.HasPrefix(k, "multi") {
+		return "multi-retry"
+	}
+	return "retry"
+}
+
 // multiEvery: every multiEvery-th new request of the load is a two-code
 // order (redeemCoupons), so every fault also hits several-code orders.
 const multiEvery = 10
@@ -695,7 +704,7 @@ FROM coupons c WHERE c.status = 'REDEEMING'`).Scan(&age)
 	if len(unknown) > 0 {
 		retries := load.Run(ctx, load.Attack{Name: "retry", URL: w.fx.Server.URL() + "/graphql", Token: w.fx.Clerk,
 			Pacer: load.Constant{PerSec: 200}, Duration: time.Minute, MaxOps: len(unknown), Timeout: 8 * time.Second,
-			Next: func(i int) load.Op { op := unknown[i]; op.Kind = "retry"; return op }})
+			Next: func(i int) load.Op { op := unknown[i]; op.Kind = retryKind(op.Kind); return op }})
 		for _, r := range retries {
 			if r.Outcome != load.Unknown {
 				fr.UnknownResolved++

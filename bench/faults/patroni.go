@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -186,6 +187,20 @@ WHERE f.operation = 'REDEEM' AND f.status = 'SUCCEEDED' AND c.redeem_no = f.rede
 		if r == nil || r.Outcome != load.OK || r.RequestID == "" {
 			continue
 		}
+		if strings.HasPrefix(r.Kind, "multi") {
+			// A several-code order: each code's flow is <id>#<n>.
+			got := strings.Join(r.GotRedeemNos, ",")
+			if prev, ok := answered[r.RequestID]; ok && prev != got {
+				po.Doubled++
+			}
+			answered[r.RequestID] = got
+			for i, no := range r.GotRedeemNos {
+				if have, ok := succeeded[r.RequestID+"#"+strconv.Itoa(i+1)]; !ok || have != no {
+					lost[r.RequestID] = true
+				}
+			}
+			continue
+		}
 		if prev, ok := answered[r.RequestID]; ok && prev != r.GotRedeemNo {
 			po.Doubled++
 		}
@@ -197,7 +212,7 @@ WHERE f.operation = 'REDEEM' AND f.status = 'SUCCEEDED' AND c.redeem_no = f.rede
 	po.Lost = len(lost)
 	var done []time.Duration
 	for _, r := range recs {
-		if r != nil && r.Outcome == load.OK && r.Kind != "retry" {
+		if r != nil && r.Outcome == load.OK && !strings.HasSuffix(r.Kind, "retry") {
 			done = append(done, r.Done)
 		}
 	}

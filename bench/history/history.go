@@ -90,7 +90,11 @@ FROM redemption_flows f JOIN coupons c ON c.id = f.coupon_id WHERE f.operation =
 		if r == nil || !r.Finished() || r.RequestID == "" {
 			continue
 		}
-		byID[r.Kind[:min(len(r.Kind), 6)]+"/"+r.RequestID] = append(byID[r.Kind[:min(len(r.Kind), 6)]+"/"+r.RequestID], r)
+		k := r.Kind[:min(len(r.Kind), 6)]
+		if strings.HasPrefix(r.Kind, "multi") {
+			k = "multi" // an order and its same-id resends
+		}
+		byID[k+"/"+r.RequestID] = append(byID[k+"/"+r.RequestID], r)
 		if r.Kind != "refund" && r.Outcome != load.Fail {
 			for _, c := range codesOf(r) {
 				touched[strings.ToUpper(c)] = true
