@@ -765,6 +765,21 @@ async function main() {
 
       await row.getByTestId('toggle-webhook').click();
       await row.locator('.badge[data-status=DISABLED]').waitFor();
+      // An event written while the endpoint is off is not queued for it;
+      // once it is on again, a replay of the window sends it.
+      const seen = new Set(rcv.got.map((g) => g.id));
+      await gql(s.base, s.admin, 'mutation($in: IssueCouponsInput!) { issueCoupons(input: $in) { issued } }', { in: { campaignId, count: 1 } });
+      await row.getByTestId('toggle-webhook').click();
+      await row.locator('.badge[data-status=ENABLED]').waitFor();
+      const replay = page.getByTestId('replay-webhooks');
+      await replay.getByTestId('replay-webhooks-submit').click();
+      await replay.locator('.alert-success', { hasText: 'Deliveries queued for' }).waitFor();
+      await until('the event written while the endpoint was off, replayed', () =>
+        rcv.got.some((g) => g.ok && !seen.has(g.id) && g.body.type === 'coupon.issued' && g.body.data.count === 1),
+      );
+      await shot(page, '15h2-webhooks-replayed');
+      await row.getByTestId('toggle-webhook').click();
+      await row.locator('.badge[data-status=DISABLED]').waitFor();
       await shot(page, '15h-webhooks');
       await page.locator('.sidebar [data-locale="zh-CN"]').click();
       await page.locator('.nav-link[data-nav="/webhooks"]', { hasText: 'Webhook 推送' }).waitFor();

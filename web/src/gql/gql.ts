@@ -56,6 +56,7 @@ type Documents = {
     "\n  mutation UpdateWebhookEndpoint($input: UpdateWebhookEndpointInput!) {\n    updateWebhookEndpoint(input: $input) {\n      id\n      enabled\n      disabledReason\n    }\n  }\n": typeof types.UpdateWebhookEndpointDocument,
     "\n  mutation RotateWebhookSecret($input: RotateWebhookSecretInput!) {\n    rotateWebhookSecret(input: $input) {\n      endpoint {\n        id\n        previousSecretUntil\n      }\n      secret\n    }\n  }\n": typeof types.RotateWebhookSecretDocument,
     "\n  mutation DeleteWebhookEndpoint($input: DeleteWebhookEndpointInput!) {\n    deleteWebhookEndpoint(input: $input) {\n      id\n    }\n  }\n": typeof types.DeleteWebhookEndpointDocument,
+    "\n  mutation ReplayWebhookEvents($input: ReplayWebhookEventsInput!) {\n    replayWebhookEvents(input: $input) {\n      endpoint {\n        id\n        url\n      }\n      queued\n    }\n  }\n": typeof types.ReplayWebhookEventsDocument,
     "\n  query WebhookDeliveries($filter: WebhookDeliveryFilter, $first: Int, $after: String) {\n    webhookDeliveries(filter: $filter, first: $first, after: $after) {\n      edges {\n        cursor\n        node {\n          eventId\n          eventType\n          endpointId\n          status\n          attempts\n          lastStatusCode\n          lastError\n          lastAttemptAt\n          nextAttemptAt\n          responseBody\n          deliveredAt\n          createdAt\n        }\n      }\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n    }\n  }\n": typeof types.WebhookDeliveriesDocument,
     "\n  mutation RedeliverEvent($input: RedeliverEventInput!) {\n    redeliverEvent(input: $input) {\n      eventId\n      status\n    }\n  }\n": typeof types.RedeliverEventDocument,
 };
@@ -102,6 +103,7 @@ const documents: Documents = {
     "\n  mutation UpdateWebhookEndpoint($input: UpdateWebhookEndpointInput!) {\n    updateWebhookEndpoint(input: $input) {\n      id\n      enabled\n      disabledReason\n    }\n  }\n": types.UpdateWebhookEndpointDocument,
     "\n  mutation RotateWebhookSecret($input: RotateWebhookSecretInput!) {\n    rotateWebhookSecret(input: $input) {\n      endpoint {\n        id\n        previousSecretUntil\n      }\n      secret\n    }\n  }\n": types.RotateWebhookSecretDocument,
     "\n  mutation DeleteWebhookEndpoint($input: DeleteWebhookEndpointInput!) {\n    deleteWebhookEndpoint(input: $input) {\n      id\n    }\n  }\n": types.DeleteWebhookEndpointDocument,
+    "\n  mutation ReplayWebhookEvents($input: ReplayWebhookEventsInput!) {\n    replayWebhookEvents(input: $input) {\n      endpoint {\n        id\n        url\n      }\n      queued\n    }\n  }\n": types.ReplayWebhookEventsDocument,
     "\n  query WebhookDeliveries($filter: WebhookDeliveryFilter, $first: Int, $after: String) {\n    webhookDeliveries(filter: $filter, first: $first, after: $after) {\n      edges {\n        cursor\n        node {\n          eventId\n          eventType\n          endpointId\n          status\n          attempts\n          lastStatusCode\n          lastError\n          lastAttemptAt\n          nextAttemptAt\n          responseBody\n          deliveredAt\n          createdAt\n        }\n      }\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n    }\n  }\n": types.WebhookDeliveriesDocument,
     "\n  mutation RedeliverEvent($input: RedeliverEventInput!) {\n    redeliverEvent(input: $input) {\n      eventId\n      status\n    }\n  }\n": types.RedeliverEventDocument,
 };
@@ -288,6 +290,10 @@ export function graphql(source: "\n  mutation RotateWebhookSecret($input: Rotate
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation DeleteWebhookEndpoint($input: DeleteWebhookEndpointInput!) {\n    deleteWebhookEndpoint(input: $input) {\n      id\n    }\n  }\n"): (typeof documents)["\n  mutation DeleteWebhookEndpoint($input: DeleteWebhookEndpointInput!) {\n    deleteWebhookEndpoint(input: $input) {\n      id\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ReplayWebhookEvents($input: ReplayWebhookEventsInput!) {\n    replayWebhookEvents(input: $input) {\n      endpoint {\n        id\n        url\n      }\n      queued\n    }\n  }\n"): (typeof documents)["\n  mutation ReplayWebhookEvents($input: ReplayWebhookEventsInput!) {\n    replayWebhookEvents(input: $input) {\n      endpoint {\n        id\n        url\n      }\n      queued\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -73,6 +73,18 @@ const DeleteEndpointDocument = graphql(`
   }
 `);
 
+const ReplayDocument = graphql(`
+  mutation ReplayWebhookEvents($input: ReplayWebhookEventsInput!) {
+    replayWebhookEvents(input: $input) {
+      endpoint {
+        id
+        url
+      }
+      queued
+    }
+  }
+`);
+
 const DeliveriesDocument = graphql(`
   query WebhookDeliveries($filter: WebhookDeliveryFilter, $first: Int, $after: String) {
     webhookDeliveries(filter: $filter, first: $first, after: $after) {
@@ -336,6 +348,70 @@ function Deliveries({ endpoints }: { endpoints: Endpoint[] }) {
   );
 }
 
+/** localInput formats a time for a datetime-local input, in the browser's zone. */
+function localInput(d: Date): string {
+  const off = d.getTimezoneOffset() * 60000;
+  return new Date(d.getTime() - off).toISOString().slice(0, 16);
+}
+
+/** Replay queues again, for one endpoint, the events of a window it missed (it was disabled, or gave up on them). */
+function Replay({ endpoints }: { endpoints: Endpoint[] }) {
+  const { t } = useI18n();
+  const errorText = useErrorText();
+  const [endpointId, setEndpointId] = useState('');
+  const [since, setSince] = useState(() => localInput(new Date(Date.now() - 24 * 3600 * 1000)));
+  const [until, setUntil] = useState('');
+  const [note, setNote] = useState<{ kind: 'success' | 'error'; text: string } | null>(null);
+  const [{ fetching }, replay] = useMutation(ReplayDocument);
+  if (!endpoints.length) return null;
+  const chosen = endpointId || endpoints[0].id;
+
+  async function submit(e: React.FormEvent) {
+    e.preventDefault();
+    setNote(null);
+    const from = new Date(since);
+    const to = until ? new Date(until) : undefined;
+    if (Number.isNaN(from.getTime()) || (to && Number.isNaN(to.getTime()))) return setNote({ kind: 'error', text: t('webhooks.replayBadTime') });
+    const out = await replay(
+      { input: { endpointId: chosen, since: from.toISOString(), until: to?.toISOString() } },
+      { additionalTypenames: ['WebhookDelivery'] },
+    );
+    if (out.data) {
+      const r = out.data.replayWebhookEvents;
+      setNote({ kind: 'success', text: t('webhooks.replayed', { n: String(r.queued), url: r.endpoint.url }) });
+    } else setNote({ kind: 'error', text: errorText(out.error) });
+  }
+
+  return (
+    <Card title={t('webhooks.replay')}>
+      <p className="muted small">{t('webhooks.replayNote')}</p>
+      <form className="form-grid" onSubmit={submit} data-testid="replay-webhooks" noValidate>
+        <Field label={t('webhooks.endpoint')}>
+          <select name="endpoint" value={chosen} onChange={(e) => setEndpointId(e.target.value)}>
+            {endpoints.map((x) => (
+              <option key={x.id} value={x.id}>
+                {x.url}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <Field label={t('webhooks.replaySince')}>
+          <input type="datetime-local" name="since" value={since} onChange={(e) => setSince(e.target.value)} />
+        </Field>
+        <Field label={t('webhooks.replayUntil')} hint={t('webhooks.replayUntilHint')}>
+          <input type="datetime-local" name="until" value={until} onChange={(e) => setUntil(e.target.value)} />
+        </Field>
+        <div className="form-actions field-wide">
+          {note && <Alert kind={note.kind}>{note.text}</Alert>}
+          <button type="submit" className="btn" disabled={fetching} data-testid="replay-webhooks-submit">
+            {t('webhooks.replaySubmit')}
+          </button>
+        </div>
+      </form>
+    </Card>
+  );
+}
+
 /** WebhooksPage manages the merchant's webhook endpoints and shows their deliveries; administrators only. */
 export function WebhooksPage() {
   const { t } = useI18n();
@@ -478,6 +554,7 @@ export function WebhooksPage() {
         />
       </Card>
       <Deliveries endpoints={endpoints} />
+      <Replay endpoints={endpoints} />
     </>
   );
 }
