@@ -158,5 +158,7 @@ func underBackground(ctx context.Context, url, clerk string, rate float64, secs 
 	return row
 }
 
-// maxBackground bounds one background row's work.
-const maxBackground = 3 * time.Minute
+// maxBackground bounds one background row's work: a yielding
+// reconciliation of a ledger of a few million coupons beside the load takes
+// minutes.
+const maxBackground = 6 * time.Minute
