@@ -154,16 +154,7 @@ func scaleKnees(ctx context.Context, cfg Config, res *Result) error {
 		load.Run(ctx, load.Attack{Name: "warm-up", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: 50},
 			Duration: 3 * time.Second, MaxOps: 150, Next: next("swarm-")})
 		e0 := exports.Load()
-		rctx, cancel := context.WithCancel(ctx)
-		var slow atomic.Int64
-		ramp := load.Run(rctx, load.Attack{Name: "ramp", URL: url, Token: fx.Clerk, Pacer: load.Ramp{From: 50, To: rampTo, Over: rampOver},
-			Duration: rampOver, MaxOps: int(rampTo * rampOver.Seconds()), Timeout: 10 * time.Second, Next: next("sramp-"),
-			OnDone: func(r *load.Record) {
-				if r.Latency() > time.Second && slow.Add(1) > 200 {
-					cancel()
-				}
-			}})
-		cancel()
+		ramp := rampUntilBroken(ctx, "ramp", url, fx.Clerk, rampTo, rampOver, next("sramp-"))
 		r.Ramp, r.Knee, r.KneeReason = knee(ramp, load.Ramp{From: 50, To: rampTo, Over: rampOver})
 		r.Stats = load.Summarise(ramp, nil)
 		r.Exports = exports.Load() - e0
@@ -189,4 +180,21 @@ func scaleKnees(ctx context.Context, cfg Config, res *Result) error {
 	}
 	// What synchronous replication costs, on a cluster of its own.
 	return syncCommitKnees(ctx, cfg, res)
+}
+
+// rampUntilBroken runs the throughput ramp from 50/s to rampTo over
+// rampOver against url, stopping early once more than 200 answers took over
+// a second (the knee is long past by then).
+func rampUntilBroken(ctx context.Context, name, url, token string, rampTo float64, rampOver time.Duration,
+	next func(int) load.Op) []*load.Record {
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var slow atomic.Int64
+	return load.Run(rctx, load.Attack{Name: name, URL: url, Token: token, Pacer: load.Ramp{From: 50, To: rampTo, Over: rampOver},
+		Duration: rampOver, MaxOps: int(rampTo * rampOver.Seconds()), Timeout: 10 * time.Second, Next: next,
+		OnDone: func(r *load.Record) {
+			if r.Latency() > time.Second && slow.Add(1) > 200 {
+				cancel()
+			}
+		}})
 }

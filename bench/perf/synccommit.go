@@ -70,16 +70,7 @@ func syncCommitKnees(ctx context.Context, cfg Config, res *Result) error {
 		url := fx.Server.URL() + "/graphql"
 		load.Run(ctx, load.Attack{Name: "warm-up", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: 50},
 			Duration: 3 * time.Second, MaxOps: 150, Next: next("ywarm-")})
-		rctx, cancel := context.WithCancel(ctx)
-		var slow atomic.Int64
-		ramp := load.Run(rctx, load.Attack{Name: "ramp", URL: url, Token: fx.Clerk, Pacer: load.Ramp{From: 50, To: rampTo, Over: rampOver},
-			Duration: rampOver, MaxOps: int(rampTo * rampOver.Seconds()), Timeout: 10 * time.Second, Next: next("yramp-"),
-			OnDone: func(r *load.Record) {
-				if r.Latency() > time.Second && slow.Add(1) > 200 {
-					cancel()
-				}
-			}})
-		cancel()
+		ramp := rampUntilBroken(ctx, "ramp", url, fx.Clerk, rampTo, rampOver, next("yramp-"))
 		row := ScaleRow{Name: name, Servers: 1, Path: "direct (multi-host URL)", QueryMode: "cache_statement", Tracing: "off"}
 		row.Ramp, row.Knee, row.KneeReason = knee(ramp, load.Ramp{From: 50, To: rampTo, Over: rampOver})
 		row.Stats = load.Summarise(ramp, nil)

@@ -66,17 +66,8 @@ func webhookScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 	url := fx.Server.URL() + "/graphql"
 
 	cfg.logf("throughput ramp with one subscribed webhook endpoint 50 -> %.0f/s over %s", rampTo, rampOver)
-	rctx, cancel := context.WithCancel(ctx)
-	var slow atomic.Int64
 	sm := harness.StartSampler(fx.Server, 200*time.Millisecond)
-	ramp := load.Run(rctx, load.Attack{Name: "ramp-webhook", URL: url, Token: fx.Clerk, Pacer: load.Ramp{From: 50, To: rampTo, Over: rampOver},
-		Duration: rampOver, MaxOps: int(rampTo * rampOver.Seconds()), Timeout: 10 * time.Second, Next: next("wramp-"),
-		OnDone: func(r *load.Record) {
-			if r.Latency() > time.Second && slow.Add(1) > 200 {
-				cancel()
-			}
-		}})
-	cancel()
+	ramp := rampUntilBroken(ctx, "ramp-webhook", url, fx.Clerk, rampTo, rampOver, next("wramp-"))
 	s := Scenario{Name: "throughput ramp, one subscribed webhook endpoint", Stats: load.Summarise(ramp, nil), During: sm.Stop()}
 	_, res.KneeWebhook, res.KneeWebhookReason = knee(ramp, load.Ramp{From: 50, To: rampTo, Over: rampOver})
 	s.Extra = map[string]any{"knee_per_sec": res.KneeWebhook, "knee_reason": res.KneeWebhookReason,
