@@ -145,9 +145,9 @@ func OpenReadReplicas(ctx context.Context, primary *gorm.DB, urls []string, opts
 
 // Reading returns db with its reads sent to a read replica, chosen at random
 // per statement among those serving, when OpenReadReplicas registered any,
-// and to the primary otherwise or when none serves. Only reads that may be stale by the replicas' lag go through
-// it: nothing that decides (a take, an idempotency lookup, a quote, an
-// authentication) ever does. It must not start a transaction: the
+// and to the primary otherwise or when none serves. Only reads that may be
+// stale by the replicas' lag go through it: nothing that decides (a take, an
+// idempotency lookup, a quote, an authentication) ever does. It must not start a transaction: the
 // transaction would run on a replica.
 func Reading(db *gorm.DB) *gorm.DB {
 	return db.Clauses(dbresolver.Use(readResolver), dbresolver.Read).Session(&gorm.Session{})
