@@ -258,7 +258,7 @@ func runRedis(ctx context.Context, cfg Config, rate float64, secs time.Duration,
 			return nil, err
 		}
 	}
-	if _, _, w.codes, err = w.fx.Campaign(ctx, "faults-redis", ncodes); err != nil {
+	if _, _, w.codes, err = w.fx.CampaignWith(ctx, "faults-redis", ncodes, map[string]any{"stackable": true}); err != nil {
 		return nil, err
 	}
 	var out []FaultResult
