@@ -916,7 +916,9 @@ func (w *world) crashFault(ctx context.Context, c crashPoint, rate float64, cras
 	for _, no := range nos {
 		var status string
 		var fenced bool
-		if err := w.fx.Pool.QueryRow(ctx, `SELECT status, fenced_at IS NOT NULL FROM redemption_flows WHERE redeem_no = $1`, no).
+		if err := w.fx.Pool.QueryRow(ctx, `SELECT f.status, f.fenced_at IS NOT NULL OR g.fenced_at IS NOT NULL
+FROM redemption_flows f LEFT JOIN redemption_orders g ON g.merchant_id = f.merchant_id AND g.id = f.order_id
+WHERE f.redeem_no = $1`, no).
 			Scan(&status, &fenced); err != nil {
 			return fr, fmt.Errorf("redemption %s at the crash point: %w", no, err)
 		}
