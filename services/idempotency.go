@@ -35,19 +35,7 @@ func (s *Redemptions) admit(actor Actor, op models.Operation, in RedeemInput) (*
 	if err := validateRequestID(in.RequestID); err != nil {
 		return nil, err
 	}
-	if err := checkOrderAmount(in.OrderAmount); err != nil {
-		return nil, err
-	}
-	if err := checkText("customerRef", in.CustomerRef, 64, false); err != nil {
-		return nil, err
-	}
-	if err := actor.requireStore(in.StoreID); err != nil {
-		return nil, err
-	}
-	if err := actor.requireCustomer(in.CustomerRef); err != nil {
-		return nil, err
-	}
-	if err := s.limits.redeem(actor, in.StoreID, in.CustomerRef); err != nil {
+	if err := s.admitCaller(actor, in.StoreID, in.OrderAmount, in.CustomerRef); err != nil {
 		return nil, err
 	}
 	params := []string{string(op), key.code, strconv.FormatInt(in.StoreID, 10), strconv.FormatInt(in.OrderAmount, 10)}
@@ -117,4 +105,23 @@ func flowByRedeemNo(db *gorm.DB, merchantID int64, redeemNo string) (*models.Red
 		return nil, fmt.Errorf("find redemption %s: %w", redeemNo, err)
 	}
 	return flow, nil
+}
+
+// admitCaller checks what a redemption request of one code or several shares
+// (the order amount, the customerRef, the caller's store and customer) and
+// counts the request, once, against the rate limits.
+func (s *Redemptions) admitCaller(actor Actor, storeID, orderAmount int64, customerRef string) error {
+	if err := checkOrderAmount(orderAmount); err != nil {
+		return err
+	}
+	if err := checkText("customerRef", customerRef, 64, false); err != nil {
+		return err
+	}
+	if err := actor.requireStore(storeID); err != nil {
+		return err
+	}
+	if err := actor.requireCustomer(customerRef); err != nil {
+		return err
+	}
+	return s.limits.redeem(actor, storeID, customerRef)
 }

@@ -124,16 +124,7 @@ func (s *Redemptions) admitOrder(actor Actor, in RedeemCodesInput) (*orderReques
 	if err := validateRequestID(in.RequestID); err != nil {
 		return nil, err
 	}
-	if err := checkOrderAmount(in.OrderAmount); err != nil {
-		return nil, err
-	}
-	if err := actor.requireStore(in.StoreID); err != nil {
-		return nil, err
-	}
-	if err := actor.requireCustomer(in.CustomerRef); err != nil {
-		return nil, err
-	}
-	if err := s.limits.redeem(actor, in.StoreID, in.CustomerRef); err != nil {
+	if err := s.admitCaller(actor, in.StoreID, in.OrderAmount, in.CustomerRef); err != nil {
 		return nil, err
 	}
 	params := append([]string{"REDEEM_CODES", strconv.FormatInt(in.StoreID, 10), strconv.FormatInt(in.OrderAmount, 10),
