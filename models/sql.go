@@ -41,3 +41,23 @@ func IDRange(db *gorm.DB, table string, merchantID int64) (lo, hi int64, ok bool
 	}
 	return *r.Lo, *r.Hi + 1, true, nil
 }
+
+// IDAfter returns the id n rows past from among merchantID's rows of table
+// in id order: [from, id) holds n of them. ok is false when n or fewer
+// remain at or after from. It walks the table's (merchant_id, id) key, so a
+// batch of n rows costs the same whether the merchant's ids are dense or
+// spread among other merchants'. table must be one of IDRangeTables.
+func IDAfter(db *gorm.DB, table string, merchantID, from int64, n int) (id int64, ok bool, err error) {
+	if !IDRangeTables[table] {
+		return 0, false, fmt.Errorf("id after in %q: not a merchant table", table)
+	}
+	var ids []int64
+	if err := db.Raw("SELECT id FROM "+table+" WHERE merchant_id = ? AND id >= ? ORDER BY merchant_id, id LIMIT 1 OFFSET ?",
+		merchantID, from, n).Scan(&ids).Error; err != nil {
+		return 0, false, fmt.Errorf("id after in %s: %w", table, err)
+	}
+	if len(ids) == 0 {
+		return 0, false, nil
+	}
+	return ids[0], true, nil
+}

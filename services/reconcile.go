@@ -2,8 +2,10 @@ package services
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,6 +33,7 @@ type Reconciler struct {
 	ordersInDB bool
 	// lag bounds how old read's data may be; nil when read is the primary.
 	lag func(ctx context.Context) (time.Duration, error)
+	log *slog.Logger
 }
 
 // Violation is one broken invariant found by Check.
@@ -106,28 +109,26 @@ type runMode struct {
 	workers int
 	// yield turns on the batches, the single-core plan and the pauses.
 	yield bool
-	// span is the ids per batch a check starts with; adapt lets it grow or
-	// shrink toward batchTarget.
-	span  int64
-	adapt bool
+	// span is the rows of the batch table per batch a check starts with;
+	// adapt lets it grow or shrink toward target.
+	span   int64
+	adapt  bool
+	target time.Duration
 	// pause is how long to rest after a batch, in multiples of the time it
 	// took.
 	pause int
 }
 
-// yieldingRun is the job's mode. A batch of about batchTarget costs the tills
-// one short stall; resting twice as long after it keeps the job at a third of
-// one core of the database at most.
-var yieldingRun = runMode{workers: 1, yield: true, span: 1024, adapt: true, pause: 2}
+// yieldingRun is the job's mode. A batch takes about 20 ms of one backend,
+// short enough that the redemptions beside it drain within their own p99;
+// resting as long after it keeps the job at half of one core of the
+// database at most, and the other core wholly the tills'. Resting twice as
+// long (a third of a core) kept the p99 as well but left a 1,500,000-coupon
+// ledger unchecked after 6 minutes at half the knee (docs/PERFORMANCE.md).
+var yieldingRun = runMode{workers: 1, yield: true, span: 1024, adapt: true, target: 20 * time.Millisecond, pause: 1}
 
-const (
-	// batchTarget is how long the yielding run aims to hold the database
-	// per batch: short enough that the redemptions queued behind it drain
-	// within their own p99.
-	batchTarget = 20 * time.Millisecond
-	// minSpan and maxSpan bound the ids per batch.
-	minSpan, maxSpan = 16, 1 << 20
-)
+// minSpan and maxSpan bound the rows per batch.
+const minSpan, maxSpan = 16, 1 << 16
 
 // maxYieldPause bounds one pause, so a slow check on a huge ledger does not
 // stretch the run without limit.
@@ -217,8 +218,10 @@ func (r *Reconciler) run(ctx context.Context, all []check, mode runMode, merchan
 			for i := range next {
 				c := todo[i]
 				var err error
+				began := time.Now()
+				st := checkStats{batches: 1}
 				if mode.yield && c.batch != "" {
-					err = r.runBatches(ctx, db, mode, c, p, merchants, &rows[i])
+					err = r.runBatches(ctx, db, mode, c, p, merchants, &rows[i], &st)
 				} else {
 					q, args := expandBatch(c.sql, c.args(p), nil)
 					if merchantID != 0 {
@@ -226,11 +229,15 @@ func (r *Reconciler) run(ctx context.Context, all []check, mode runMode, merchan
 						// the condition down into the check's own scans.
 						q, args = "SELECT * FROM ("+q+") q WHERE q.merchant_id = ?", append(args, merchantID)
 					}
-					began := time.Now()
 					err = r.runCheck(db, mode, q, args, &rows[i])
+					st.busy = time.Since(began)
 					if mode.yield {
-						rest(ctx, time.Duration(mode.pause)*time.Since(began))
+						rest(ctx, time.Duration(mode.pause)*st.busy)
 					}
+				}
+				if mode.yield {
+					r.log.Debug("reconciliation check", "kind", c.kind, "batches", st.batches, "busy", st.busy,
+						"took", time.Since(began), "found", len(rows[i]), "err", err)
 				}
 				if err != nil {
 					// The first failure cancels the other checks; their
@@ -272,37 +279,51 @@ func (r *Reconciler) run(ctx context.Context, all []check, mode runMode, merchan
 	return out, now, nil
 }
 
-// runBatches runs check c over each merchant's ids of its batch table, a
-// batch at a time, resting after each. The ids per batch start at mode.span
-// and, with mode.adapt, double while a batch takes under half of batchTarget
-// and halve while it takes more, so a batch costs about batchTarget whatever
-// the check and the data. Each batch is one statement over rows of its own
-// range, so it sees them in one snapshot; what changes between batches is
-// covered by the checks' grace periods, as between checks.
+// runBatches runs check c over each merchant's rows of its batch table, a
+// batch at a time, resting after each. A batch is the id range of the next
+// span rows (models.IDAfter), so its cost does not depend on how densely the
+// merchant's ids lie: ranges sized by ids alone grew wide over a merchant's
+// sparse ids and then took a dense stretch, a million rows, in one
+// statement. The rows per batch start at mode.span and, with mode.adapt,
+// double while a batch takes under half of mode.target and halve while it
+// takes more, so a batch costs about mode.target whatever the check and the
+// data. Each batch is one statement over rows of its own range, so it sees
+// them in one snapshot; what changes between batches is covered by the
+// checks' grace periods, as between checks.
 func (r *Reconciler) runBatches(ctx context.Context, db *gorm.DB, mode runMode, c check, p checkParams,
-	merchants []models.Merchant, rows *[]checkRow) error {
+	merchants []models.Merchant, rows *[]checkRow, st *checkStats) error {
 	span := mode.span
+	st.batches = 0
 	for _, m := range merchants {
 		lo, hi, ok, err := models.IDRange(db, string(c.batch), m.ID)
 		if err != nil {
 			return err
 		}
 		for ok && lo < hi {
-			b := batch{merchantID: m.ID, lo: lo, hi: lo + span}
+			began := time.Now()
+			next, more, err := models.IDAfter(db, string(c.batch), m.ID, lo, int(span))
+			if err != nil {
+				return err
+			}
+			if !more {
+				next = hi
+			}
+			b := batch{merchantID: m.ID, lo: lo, hi: next}
 			q, args := expandBatch(c.sql, c.args(p), &b)
 			var part []checkRow
-			began := time.Now()
 			if err := r.runCheck(db, mode, q, args, &part); err != nil {
 				return err
 			}
 			took := time.Since(began)
+			st.batches++
+			st.busy += took
 			*rows = append(*rows, part...)
 			lo = b.hi
 			if mode.adapt {
 				switch {
-				case took > batchTarget && span > minSpan:
+				case took > mode.target && span > minSpan:
 					span /= 2
-				case took < batchTarget/2 && span < maxSpan:
+				case took < mode.target/2 && span < maxSpan:
 					span *= 2
 				}
 			}
@@ -312,6 +333,13 @@ func (r *Reconciler) runBatches(ctx context.Context, db *gorm.DB, mode runMode, 
 		}
 	}
 	return nil
+}
+
+// checkStats is what one check of a yielding run cost: its statements, and
+// the time they held the database.
+type checkStats struct {
+	batches int
+	busy    time.Duration
 }
 
 // rest waits d, at most maxYieldPause; it returns false when ctx ends first.
@@ -339,15 +367,15 @@ func (r *Reconciler) runCheck(db *gorm.DB, mode runMode, q string, args []any, r
 	if !mode.yield || r.lag != nil || models.DialectOfDB(db) != models.Postgres {
 		return db.Raw(q, args...).Scan(rows).Error
 	}
+	// SET LOCAL ends with the transaction, so no setting outlives it on a
+	// pooled connection (or, through pgbouncer, on a server connection
+	// another client gets next).
 	return db.Transaction(func(tx *gorm.DB) error {
-		if err := tx.Exec("SET TRANSACTION READ ONLY").Error; err != nil {
-			return err
-		}
 		if err := tx.Exec("SET LOCAL max_parallel_workers_per_gather = 0").Error; err != nil {
 			return err
 		}
 		return tx.Raw(q, args...).Scan(rows).Error
-	})
+	}, &sql.TxOptions{ReadOnly: true})
 }
 
 // ReconcileResult counts what one reconciliation run found.

@@ -176,7 +176,7 @@ func New(db *gorm.DB, o Options) *Services {
 	svc.Compensation = &Compensator{db: db, now: o.Now, red: svc.Redemptions, fulfiller: o.Fulfiller, log: o.Logger,
 		batchSize: 100, maxBatches: 50, lease: o.HoldTimeout, lookupFailures: int64(o.LookupFailuresBeforeFinding)}
 	svc.Reconciliation = &Reconciler{db: db, read: read, now: o.Now, audit: audit, interval: o.CompensateEvery,
-		ordersInDB: !o.ExternalOrders && !ordersOutside(o.Fulfiller)}
+		ordersInDB: !o.ExternalOrders && !ordersOutside(o.Fulfiller), log: o.Logger}
 	if replicas.Configured() {
 		svc.Reconciliation.lag = replicas.maxLag
 	}

@@ -1,0 +1,65 @@
+package models_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"coupond/internal/testdb"
+	"coupond/models"
+)
+
+// TestIDAfterCountsTheMerchantsRows walks one merchant's campaigns, whose ids
+// interleave with another merchant's, in batches of n rows: each batch holds
+// exactly n of the merchant's rows whatever lies between them.
+func TestIDAfterCountsTheMerchantsRows(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+		for _, m := range []int64{1, 2} {
+			if err := db.Exec("INSERT INTO merchants (id, code, name, timezone, created_at) VALUES (?, ?, 'm', 'UTC', ?)",
+				m, fmt.Sprint("m", m), now).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Merchant 1 has ids 1, 2, 3, 10, 20; merchant 2 every id between.
+		mine := map[int64]bool{1: true, 2: true, 3: true, 10: true, 20: true}
+		for id := int64(1); id <= 20; id++ {
+			m := int64(2)
+			if mine[id] {
+				m = 1
+			}
+			if err := db.Exec(`INSERT INTO campaigns (id, merchant_id, name, type, value, valid_from, valid_to, all_stores,
+  total_quantity, refund_window_minutes, created_at) VALUES (?, ?, 'c', 'CASH', 100, ?, ?, true, 10, 60, ?)`, id, m, now, now.AddDate(0, 1, 0), now).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+		tests := []struct {
+			from   int64
+			n      int
+			want   int64
+			wantOK bool
+		}{
+			{from: 1, n: 1, want: 2, wantOK: true},
+			{from: 1, n: 3, want: 10, wantOK: true},
+			{from: 3, n: 1, want: 10, wantOK: true},
+			{from: 4, n: 1, want: 20, wantOK: true},
+			{from: 1, n: 4, want: 20, wantOK: true},
+			{from: 1, n: 5},
+			{from: 20, n: 1},
+		}
+		for _, tt := range tests {
+			got, ok, err := models.IDAfter(db, "campaigns", 1, tt.from, tt.n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok != tt.wantOK || (ok && got != tt.want) {
+				t.Errorf("IDAfter(from %d, n %d) = %d, %t; want %d, %t", tt.from, tt.n, got, ok, tt.want, tt.wantOK)
+			}
+		}
+		if _, _, err := models.IDAfter(db, "merchants", 1, 1, 1); err == nil {
+			t.Error("IDAfter on a table that is not a merchant table succeeded")
+		}
+	})
+}
