@@ -126,7 +126,10 @@ type world struct {
 	codes []string
 	next  atomic.Int64
 	rid   atomic.Int64
-	extra *harness.Server // a second server, when running
+	// cards are multi-use cards (see cardEvery); nextCard counts their uses.
+	cards    []string
+	nextCard atomic.Int64
+	extra    *harness.Server // a second server, when running
 	// rcv is the webhook receiver subscribed to every event type, if any.
 	rcv *harness.Receiver
 	// recovered is when the last fault's injection ended.
@@ -165,17 +168,25 @@ func (w *world) nextOp() load.Op {
 		}
 	}
 	id := w.rid.Add(1)
+	rid := "f-" + strconv.FormatInt(id, 10)
 	if id%multiEvery == 0 {
-		return load.RedeemMany("multi", []string{w.code(), w.code()}, w.fx.StoreID, "f-"+strconv.FormatInt(id, 10))
+		return load.RedeemMany("multi", []string{w.code(), w.code()}, w.fx.StoreID, rid)
 	}
-	return load.Redeem("redeem", w.code(), w.fx.StoreID, "f-"+strconv.FormatInt(id, 10))
+	if id%cardEvery == cardEvery/2 && len(w.cards) > 0 {
+		return load.Redeem("card", w.card(), w.fx.StoreID, rid)
+	}
+	return load.Redeem("redeem", w.code(), w.fx.StoreID, rid)
 }
 
 // retryKind is the kind of a same-id resend of an operation of kind k: a
-// several-code order stays one ("multi-retry").
+// several-code order stays one ("multi-retry"), a use of a card one
+// ("card-retry").
 func retryKind(k string) string {
-	if strings.HasPrefix(k, "multi") {
+	switch {
+	case strings.HasPrefix(k, "multi"):
 		return "multi-retry"
+	case strings.HasPrefix(k, "card"):
+		return "card-retry"
 	}
 	return "retry"
 }
@@ -183,6 +194,25 @@ func retryKind(k string) string {
 // multiEvery: every multiEvery-th new request of the load is a two-code
 // order (redeemCoupons), so every fault also hits several-code orders.
 const multiEvery = 10
+
+// cardEvery: one new request in cardEvery, halfway between two-code orders,
+// uses a multi-use card (usesPerCoupon cardUses) instead of a fresh coupon.
+// Each card is sent cardTries uses, one more than it has, so every fault
+// also hits cards between uses, cards' last uses and cards used up.
+const (
+	cardEvery = 10
+	cardUses  = 3
+	cardTries = cardUses + 1
+)
+
+// card is the card of the next card use: cardTries uses in a row per card.
+func (w *world) card() string {
+	i := int(w.nextCard.Add(1)-1) / cardTries
+	if i >= len(w.cards) {
+		return "0000000000000"
+	}
+	return w.cards[i]
+}
 
 func (w *world) code() string {
 	i := int(w.next.Add(1)) - 1
@@ -228,6 +258,13 @@ func newWorld(ctx context.Context, cfg Config, db string, webhook, direct bool, 
 	// Stackable, so that the load's several-code orders can take two of its
 	// coupons at once.
 	if _, _, w.codes, err = w.fx.CampaignWith(ctx, "faults", ncodes, map[string]any{"stackable": true}); err != nil {
+		w.close()
+		return nil, err
+	}
+	// Enough cards for the card uses of every fault the world runs: about
+	// one operation in cardEvery, cardTries uses per card.
+	if _, _, w.cards, err = w.fx.CampaignWith(ctx, "faults-cards", max(100, ncodes/(cardEvery*cardTries)),
+		map[string]any{"usesPerCoupon": cardUses}); err != nil {
 		w.close()
 		return nil, err
 	}

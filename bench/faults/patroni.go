@@ -21,8 +21,9 @@ type PatroniOutcome struct {
 	// Lost counts redemptions answered SUCCEEDED that the new primary does
 	// not hold as succeeded with the answered redemption number.
 	Lost int `json:"lost"`
-	// Doubled counts coupons with more than one succeeded redemption, and
-	// request ids answered SUCCEEDED with two redemption numbers.
+	// Doubled counts coupons with more succeeded redemptions than uses (one,
+	// or a card's uses), and request ids answered SUCCEEDED with two
+	// redemption numbers.
 	Doubled int `json:"doubled"`
 	// FailoverMS is from the injection to the other node accepting writes.
 	FailoverMS float64 `json:"failover_ms"`
@@ -165,7 +166,8 @@ func countLostAndDoubled(ctx context.Context, pool *pgxpool.Pool, recs []*load.R
 	succeeded := map[string]string{} // request id -> redemption number on the primary
 	rows, err := pool.Query(ctx, `SELECT f.request_id, f.redeem_no FROM redemption_flows f
 JOIN coupons c ON c.merchant_id = f.merchant_id AND c.id = f.coupon_id
-WHERE f.operation = 'REDEEM' AND f.status = 'SUCCEEDED' AND c.redeem_no = f.redeem_no AND c.status IN ('REDEEMED', 'REFUNDED')`)
+WHERE f.operation = 'REDEEM' AND f.status = 'SUCCEEDED'
+  AND (c.uses_total > 1 OR (c.redeem_no = f.redeem_no AND c.status IN ('REDEEMED', 'REFUNDED')))`)
 	if err != nil {
 		return err
 	}
@@ -223,8 +225,11 @@ WHERE f.operation = 'REDEEM' AND f.status = 'SUCCEEDED' AND c.redeem_no = f.rede
 		}
 	}
 	var doubled int
-	if err := pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT coupon_id FROM redemption_flows
-WHERE operation = 'REDEEM' AND status = 'SUCCEEDED' GROUP BY merchant_id, coupon_id HAVING count(*) > 1) d`).Scan(&doubled); err != nil {
+	// A card takes up to its uses; any other coupon one.
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT f.coupon_id FROM redemption_flows f
+JOIN coupons c ON c.merchant_id = f.merchant_id AND c.id = f.coupon_id
+WHERE f.operation = 'REDEEM' AND f.status = 'SUCCEEDED' GROUP BY f.merchant_id, f.coupon_id, c.uses_total
+HAVING count(*) > c.uses_total) d`).Scan(&doubled); err != nil {
 		return err
 	}
 	po.Doubled += doubled

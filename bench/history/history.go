@@ -42,8 +42,14 @@ type flow struct {
 //     code in order, a SUCCEEDED flow with request id <id>#<n>, the answer's
 //     redemption number and its coupon held by it; one answered REJECTED or
 //     RELEASED holds none of its coupons;
-//   - a coupon is REDEEMED or REFUNDED only if some operation on it succeeded
-//     or ended unknown (no coupon is taken by definite failures alone).
+//   - a use of a multi-use card (kind "card") answered SUCCEEDED has a
+//     SUCCEEDED flow of that card with that request id and redemption number
+//     (between uses a card is UNUSED and held by none, so its state is judged
+//     per card): no card has more SUCCEEDED flows, nor more acknowledged
+//     uses, than it has uses;
+//   - a coupon is REDEEMED or REFUNDED, or a card has a use taken, only if
+//     some operation on it succeeded or ended unknown (nothing is taken by
+//     definite failures alone).
 //
 // Requests answered with transport:refused never reached the server and must
 // have no flow unless another operation with the same request id reached it.
@@ -91,8 +97,11 @@ FROM redemption_flows f JOIN coupons c ON c.id = f.coupon_id WHERE f.operation =
 			continue
 		}
 		k := r.Kind[:min(len(r.Kind), 6)]
-		if strings.HasPrefix(r.Kind, "multi") {
+		switch {
+		case strings.HasPrefix(r.Kind, "multi"):
 			k = "multi" // an order and its same-id resends
+		case strings.HasPrefix(r.Kind, "card"):
+			k = "card" // a card's use and its same-id resends
 		}
 		byID[k+"/"+r.RequestID] = append(byID[k+"/"+r.RequestID], r)
 		if r.Kind != "refund" && r.Outcome != load.Fail {
@@ -116,6 +125,8 @@ FROM redemption_flows f JOIN coupons c ON c.id = f.coupon_id WHERE f.operation =
 			rep.Violations = append(rep.Violations, "...")
 		}
 	}
+	acked := map[string]int{}     // card code -> acknowledged uses
+	ackedUse := map[string]bool{} // request ids of the uses counted in acked
 	for k, rs := range merged {
 		rep.Checked++
 		kind, rid, _ := strings.Cut(k, "/")
@@ -145,6 +156,13 @@ FROM redemption_flows f JOIN coupons c ON c.id = f.coupon_id WHERE f.operation =
 					bad("redemption %s acknowledged SUCCEEDED but flow is %q", rid, f.status)
 				} else if r.GotRedeemNo != f.redeemNo {
 					bad("redemption %s acknowledged as %s but the ledger has %s", rid, r.GotRedeemNo, f.redeemNo)
+				} else if !strings.EqualFold(f.code, r.Code) {
+					bad("redemption %s acknowledged for %s but its flow is of %s", rid, r.Code, f.code)
+				} else if kind == "card" {
+					if !ackedUse[rid] { // once per use, however often it was resent
+						ackedUse[rid] = true
+						acked[strings.ToUpper(f.code)]++
+					}
 				} else if f.couponRedeemNo != f.redeemNo || (f.couponStatus != "REDEEMED" && f.couponStatus != "REFUNDED") {
 					bad("redemption %s acknowledged but coupon %s is %s held by %q", rid, f.code, f.couponStatus, f.couponRedeemNo)
 				}
@@ -165,8 +183,11 @@ FROM redemption_flows f JOIN coupons c ON c.id = f.coupon_id WHERE f.operation =
 			}
 		}
 	}
+	if err := checkCards(ctx, pool, acked, bad); err != nil {
+		return rep, err
+	}
 	// Coupons taken although every operation on them definitely failed.
-	rows, err = pool.Query(ctx, `SELECT code FROM coupons WHERE status IN ('REDEEMED', 'REFUNDED', 'REDEEMING')`)
+	rows, err = pool.Query(ctx, `SELECT code FROM coupons WHERE status IN ('REDEEMED', 'REFUNDED', 'REDEEMING') OR uses_left < uses_total`)
 	if err != nil {
 		return rep, err
 	}
@@ -195,6 +216,41 @@ FROM redemption_flows f JOIN coupons c ON c.id = f.coupon_id WHERE f.operation =
 		bad("coupon %s is taken although every redemption of it definitely failed", c)
 	}
 	return rep, nil
+}
+
+// checkCards compares each multi-use card's uses with its count of them:
+// neither its SUCCEEDED flows nor the uses acknowledged on it (acked, by
+// code) exceed its uses.
+func checkCards(ctx context.Context, pool *pgxpool.Pool, acked map[string]int, bad func(string, ...any)) error {
+	rows, err := pool.Query(ctx, `SELECT c.code, c.uses_total,
+  COUNT(f.id) FILTER (WHERE f.status = 'SUCCEEDED' AND f.operation = 'REDEEM')
+FROM coupons c LEFT JOIN redemption_flows f ON f.merchant_id = c.merchant_id AND f.coupon_id = c.id
+WHERE c.uses_total > 1 GROUP BY c.id, c.code, c.uses_total`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var code string
+		var total, succeeded int
+		if err := rows.Scan(&code, &total, &succeeded); err != nil {
+			return err
+		}
+		if succeeded > total {
+			bad("card %s has %d succeeded uses but only %d uses", code, succeeded, total)
+		}
+		if n := acked[strings.ToUpper(code)]; n > total {
+			bad("card %s has %d acknowledged uses but only %d uses", code, n, total)
+		}
+		delete(acked, strings.ToUpper(code))
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for code, n := range acked {
+		bad("%d uses of %s acknowledged, but it is not a card of the database", n, code)
+	}
+	return nil
 }
 
 // anyReached reports whether any send of the request got past the transport
