@@ -28,6 +28,9 @@
 #                               for the start, the knee with weekday and time rules
 #                               against without, and one store's rate under a
 #                               per-store daily limit (QUICK=1: a smoke run)
+#   ONLY=webhooks bench/run.sh perf  the webhook rows alone: a ramp for the start, the
+#                               sustained knees without and with one subscribed endpoint
+#                               (paired 15 s steps), the delivery lag at half the knee
 #   An ONLY run leaves docs/ alone: its report and record go to
 #   bench/results/<date>-redis[-faults].{md,json}.
 #   RATE=300 bench/run.sh probe one constant-rate run, printing latency and

@@ -7,6 +7,7 @@ package harness
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -229,9 +230,13 @@ func (e Env) StartServer(ctx context.Context, cfg ServerConfig) (*Server, error)
 // Start (re)starts the process on the same port and waits until it is ready.
 func (s *Server) Start(ctx context.Context) error {
 	c := s.cfg
+	// BENCH_SERVER_LOG_LEVEL (default error) is the servers' log level, for
+	// finding out what a server did during a run (their logs are
+	// <dir>/<name>.log).
+	level := cmp.Or(os.Getenv("BENCH_SERVER_LOG_LEVEL"), "error")
 	args := []string{"serve", "--addr", fmt.Sprintf("127.0.0.1:%d", c.Port), "--database-url", c.DatabaseURL,
 		"--limit-token-rps", "0", "--limit-store-rps", "0", "--limit-failed-lookups-per-minute", "0",
-		"--log-level", "error", "--jobs=" + strconv.FormatBool(c.Jobs), "--shutdown-grace", "2s"}
+		"--log-level", level, "--jobs=" + strconv.FormatBool(c.Jobs), "--shutdown-grace", "2s"}
 	if c.HoldTimeout > 0 {
 		args = append(args, "--hold-timeout", c.HoldTimeout.String())
 	}

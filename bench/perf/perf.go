@@ -101,12 +101,22 @@ type Step struct {
 	P99     float64 `json:"p99_ms"`
 }
 
+// SeparateRun is the record of an ONLY run and the file it was read from.
+type SeparateRun struct {
+	File   string
+	Result *Result
+}
+
 // Result is a whole run.
 type Result struct {
-	Date      string     `json:"date"`
-	Quick     bool       `json:"quick"`
-	Host      string     `json:"host"`
-	Baselines []Baseline `json:"baselines"`
+	// Separate are the latest records of the scenarios only an ONLY run
+	// measures (ONLY=scale), found beside this record; the full report
+	// shows their sections, each with its own date and command.
+	Separate  []SeparateRun `json:"-"`
+	Date      string        `json:"date"`
+	Quick     bool          `json:"quick"`
+	Host      string        `json:"host"`
+	Baselines []Baseline    `json:"baselines"`
 	// BaselinesAfter are the same pgbench runs again right after the ramp,
 	// so the knee is compared with the database's limit on both sides of it.
 	BaselinesAfter []Baseline `json:"baselines_after,omitempty"`
@@ -170,13 +180,15 @@ type Result struct {
 	ReplicaKnee float64           `json:"replicas_knee_per_sec,omitempty"`
 	ReplicaRate float64           `json:"replicas_rate_per_sec,omitempty"`
 	// KneeWebhook is the ramp's knee with one subscribed webhook endpoint,
-	// in the same run as Knee; WebhookLagP99MS the delivery lag p99 (event
-	// written to accepted by the receiver) at half of Knee.
-	KneeWebhook       float64 `json:"knee_webhook_per_sec,omitempty"`
-	KneeWebhookReason string  `json:"knee_webhook_reason,omitempty"`
-	WebhookLagP50MS   float64 `json:"webhook_lag_p50_ms,omitempty"`
-	WebhookLagP99MS   float64 `json:"webhook_lag_p99_ms,omitempty"`
-	WebhookEvents     int     `json:"webhook_events_at_half_knee,omitempty"`
+	// in the same run as RampKnee; Webhook the sustained knees with and
+	// without it; WebhookLagP99MS the delivery lag p99 (event written to
+	// accepted by the receiver) at half of Knee.
+	Webhook           *WebhookKnees `json:"webhook_knees,omitempty"`
+	KneeWebhook       float64       `json:"knee_webhook_per_sec,omitempty"`
+	KneeWebhookReason string        `json:"knee_webhook_reason,omitempty"`
+	WebhookLagP50MS   float64       `json:"webhook_lag_p50_ms,omitempty"`
+	WebhookLagP99MS   float64       `json:"webhook_lag_p99_ms,omitempty"`
+	WebhookEvents     int           `json:"webhook_events_at_half_knee,omitempty"`
 	// Scale is the knees of the beyond-one-machine comparison (Only
 	// "scale"): pooling, replicas behind haproxy, tracing.
 	Scale []ScaleRow `json:"scale,omitempty"`
@@ -218,7 +230,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.Host, _ = os.Hostname()
 	res.LoadAvg = append(res.LoadAvg, loadavg())
 	host0 := harness.ReadHostCPU()
-	if cfg.Only == "redis" || cfg.Only == "scale" || cfg.Only == "reconciliation" || cfg.Only == "products" {
+	if cfg.Only == "redis" || cfg.Only == "scale" || cfg.Only == "reconciliation" || cfg.Only == "products" || cfg.Only == "webhooks" {
 		res.Only = cfg.Only
 		run := func() error { return redisReplicas(ctx, cfg, res, cfg.Knee) }
 		switch cfg.Only {
@@ -228,6 +240,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			run = func() error { return yieldingOnly(ctx, cfg, res) }
 		case "products":
 			run = func() error { return productsOnly(ctx, cfg, res) }
+		case "webhooks":
+			run = func() error { return webhooksOnly(ctx, cfg, res) }
 		}
 		err := run()
 		res.WallSeconds = round(time.Since(start).Seconds())

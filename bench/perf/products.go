@@ -229,8 +229,23 @@ func productsOnly(ctx context.Context, cfg Config, res *Result) error {
 		return err
 	}
 	defer fx.Close()
-	audit := func(s *Scenario) error {
-		a, err := env.Audit(ctx, fx.DBURL, 2*time.Minute, 30*time.Second)
+	audit := onlyAudit(ctx, cfg, fx, res)
+	rampTo, rampOver, step := 3000.0, 20*time.Second, 10*time.Second
+	if cfg.Quick {
+		rampTo, rampOver, step = 2000, 10*time.Second, 3*time.Second
+	}
+	rampKnee, err := onlyRamp(ctx, cfg, fx, res, "products", rampTo, rampOver)
+	if err != nil {
+		return err
+	}
+	return productScenarios(ctx, cfg, fx, res, audit, math.Max(rampKnee, 50), step)
+}
+
+// onlyAudit is an ONLY run's audit after each scenario: it records the
+// scenario with the audit's violations and the server's sample after it.
+func onlyAudit(ctx context.Context, cfg Config, fx *harness.Fixture, res *Result) func(*Scenario) error {
+	return func(s *Scenario) error {
+		a, err := cfg.Env.Audit(ctx, fx.DBURL, 2*time.Minute, 30*time.Second)
 		s.Audit = a
 		s.After = fx.Server.Sample()
 		res.MaxRSSMB = math.Max(res.MaxRSSMB, math.Max(s.After.RSSMB, s.During.RSSMB))
@@ -239,18 +254,21 @@ func productsOnly(ctx context.Context, cfg Config, res *Result) error {
 			s.Stats.OK, s.Stats.Fail, s.Stats.Unknown, s.Stats.P50, s.Stats.P99, len(a.Violations))
 		return err
 	}
-	rampTo, rampOver, step := 3000.0, 20*time.Second, 10*time.Second
-	if cfg.Quick {
-		rampTo, rampOver, step = 2000, 10*time.Second, 3*time.Second
-	}
+}
+
+// onlyRamp is an ONLY run's throughput ramp on a plain campaign of its own,
+// from 50/s to rampTo over rampOver, stopping once it is long past the knee;
+// it records and returns the ramp's knee, where the run's steps start.
+func onlyRamp(ctx context.Context, cfg Config, fx *harness.Fixture, res *Result, name string, rampTo float64,
+	rampOver time.Duration) (float64, error) {
 	n := int(rampTo*rampOver.Seconds()) + 1000 + 150
-	cfg.logf("products: ramp campaign of %d codes", n)
-	_, _, list, err := fx.Campaign(ctx, "products-ramp", n)
+	cfg.logf("%s: ramp campaign of %d codes", name, n)
+	_, _, list, err := fx.Campaign(ctx, name+"-ramp", n)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if err := settle(ctx, fx); err != nil {
-		return err
+		return 0, err
 	}
 	pool := &codes{list: list}
 	url := fx.Server.URL() + "/graphql"
@@ -259,10 +277,10 @@ func productsOnly(ctx context.Context, cfg Config, res *Result) error {
 		Duration: 3 * time.Second, MaxOps: 150, Next: func(int) load.Op {
 			return load.Redeem("redeem", pool.take(), fx.StoreID, "pwarm-"+strconv.FormatInt(rid.Add(1), 10))
 		}})
-	cfg.logf("products: ramp 50 -> %.0f/s over %s for the knees' start", rampTo, rampOver)
+	cfg.logf("%s: ramp 50 -> %.0f/s over %s for the knees' start", name, rampTo, rampOver)
 	rctx, cancel := context.WithCancel(ctx)
 	var slow atomic.Int64
-	ramp := load.Run(rctx, load.Attack{Name: "products-ramp", URL: url, Token: fx.Clerk, Pacer: load.Ramp{From: 50, To: rampTo, Over: rampOver},
+	ramp := load.Run(rctx, load.Attack{Name: name + "-ramp", URL: url, Token: fx.Clerk, Pacer: load.Ramp{From: 50, To: rampTo, Over: rampOver},
 		Duration: rampOver, MaxOps: int(rampTo * rampOver.Seconds()), Timeout: 10 * time.Second,
 		Next: func(int) load.Op {
 			return load.Redeem("redeem", pool.take(), fx.StoreID, "pramp-"+strconv.FormatInt(rid.Add(1), 10))
@@ -275,9 +293,6 @@ func productsOnly(ctx context.Context, cfg Config, res *Result) error {
 	cancel()
 	_, rampKnee, reason := knee(ramp, load.Ramp{From: 50, To: rampTo, Over: rampOver})
 	res.RampKnee, res.KneeReason = rampKnee, reason
-	cfg.logf("products: ramp knee %.0f/s (%s)", rampKnee, reason)
-	if err := settle(ctx, fx); err != nil {
-		return err
-	}
-	return productScenarios(ctx, cfg, fx, res, audit, math.Max(rampKnee, 50), step)
+	cfg.logf("%s: ramp knee %.0f/s (%s)", name, rampKnee, reason)
+	return rampKnee, settle(ctx, fx)
 }

@@ -53,3 +53,43 @@ func TestReportProductRows(t *testing.T) {
 		}
 	}
 }
+
+func TestReportWebhookKnees(t *testing.T) {
+	r := &Result{Only: "webhooks", RampKnee: 1200, KneeWebhook: 1100, WebhookLagP99MS: 150, WebhookEvents: 8000,
+		Webhook: &WebhookKnees{Start: 1000, StepSeconds: 15, KneePlain: 950, KneeHook: 857,
+			PlainSteps: []KneeStep{{Rate: 1000, P99: 140}, {Rate: 950, P99: 60, Held: true}},
+			HookSteps:  []KneeStep{{Rate: 1000, P99: 150}, {Rate: 950, P99: 120}, {Rate: 902, P99: 101}, {Rate: 857, P99: 70, Held: true}}}}
+	md := r.Markdown("ONLY=webhooks bench/run.sh perf")
+	for _, want := range []string{
+		// 857 / 950 = 0.90: the bound itself passes.
+		"| sustained knee with one subscribed webhook endpoint vs without, same run | ≥ 0.9× | 857/s with, 950/s without | 0.90× | pass |",
+		"| webhook delivery lag p99 at half the knee | ≤ 1 s | 150 ms over 8000 events (p50 0 ms) | 0.15× | pass |",
+		"| 950/s | 60.0 | yes | 120.0 | no |",
+		"| 857/s | - | - | 70.0 | yes |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Fatalf("report lacks %q:\n%s", want, md)
+		}
+	}
+	// A knee with the endpoint that never held fails whatever its ratio.
+	r.Webhook.HookSteps[3].Held = false
+	if md := r.Markdown("x"); !strings.Contains(md, "0.90× | **miss**") {
+		t.Fatalf("an endpoint knee that never held passed:\n%s", md)
+	}
+}
+
+func TestReportSeparateScale(t *testing.T) {
+	scale := &Result{Only: "scale", Date: "2026-12-03T18:02:55Z", Scale: []ScaleRow{
+		{Name: "1 server, direct", Servers: 1, Path: "direct", QueryMode: "cache_statement", Tracing: "off", Knee: 1000},
+		{Name: "1 server through pgbouncer", Servers: 1, Path: "pgbouncer", QueryMode: "cache_describe", Tracing: "off", Knee: 400}}}
+	r := &Result{Separate: []SeparateRun{{File: "bench/results/x-scale.json", Result: scale}}}
+	md := r.Markdown("bench/run.sh perf")
+	for _, want := range []string{
+		"`ONLY=scale bench/run.sh perf` on 2026-12-03T18:02:55Z (its record `bench/results/x-scale.json`)",
+		"| 1 server through pgbouncer | 1 | pgbouncer | cache_describe | off | 400 (-60%) |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Fatalf("report lacks %q:\n%s", want, md)
+		}
+	}
+}

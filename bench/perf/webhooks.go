@@ -3,6 +3,7 @@ package perf
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -11,12 +12,36 @@ import (
 	"coupond/bench/load"
 )
 
+// WebhookKneeTarget is the issue's bound: the knee with one subscribed
+// endpoint is at least this share of the knee without, in the same run.
+const WebhookKneeTarget = 0.9
+
+// WebhookKnees are the sustained knees without and with one subscribed
+// endpoint, found by stepping down from Start in pairs.
+type WebhookKnees struct {
+	Start       float64    `json:"start_per_sec"`
+	StepSeconds float64    `json:"step_seconds"`
+	KneePlain   float64    `json:"knee_plain_per_sec"`
+	KneeHook    float64    `json:"knee_webhook_per_sec"`
+	PlainSteps  []KneeStep `json:"knee_plain_steps"`
+	HookSteps   []KneeStep `json:"knee_webhook_steps"`
+}
+
+// held reports whether both knees were found (the last step of each held).
+func (w *WebhookKnees) held() bool {
+	return len(w.PlainSteps) > 0 && w.PlainSteps[len(w.PlainSteps)-1].Held &&
+		len(w.HookSteps) > 0 && w.HookSteps[len(w.HookSteps)-1].Held
+}
+
 // webhookScenarios measures redemption with one webhook endpoint subscribed
 // to every event type, at the benchmark's receiver on loopback: the same
-// ramp as without (its knee against res.Knee, in the same run), then a
-// constant rate at half of res.Knee with the delivery lag of its events
-// (from the event's createdAt to the receiver accepting it). The endpoint is
-// deleted at the end.
+// ramp as without (its knee beside the run's ramp knee); the sustained knees
+// without and with the endpoint, stepping down from res.Knee by 5% with a
+// constant run of each at every rate, without first, so neither gets a
+// quieter machine (the ratio of the two is the target); then a constant
+// rate at half the knee without the endpoint, with the delivery lag of its
+// events (from the event's createdAt to the receiver accepting it). The
+// endpoint is deleted at the end.
 func webhookScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res *Result, audit func(*Scenario) error,
 	nLoad int, rampTo float64, rampOver, stepSecs time.Duration) error {
 	rcv, err := harness.StartReceiver()
@@ -28,7 +53,11 @@ func webhookScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 	if err != nil {
 		return err
 	}
-	defer func() { _ = harness.Unsubscribe(context.WithoutCancel(ctx), fx.Admin, id) }()
+	defer func() {
+		if id != "" {
+			_ = harness.Unsubscribe(context.WithoutCancel(ctx), fx.Admin, id)
+		}
+	}()
 	cfg.logf("webhooks: campaign of %d codes", nLoad)
 	_, _, list, err := fx.Campaign(ctx, "webhooks", nLoad)
 	if err != nil {
@@ -75,12 +104,78 @@ func webhookScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 	if err := audit(&s); err != nil {
 		return err
 	}
-	cfg.logf("knee with one subscribed endpoint %.0f/s (%s), without %.0f/s", res.KneeWebhook, res.KneeWebhookReason, res.Knee)
+	cfg.logf("ramp knee with one subscribed endpoint %.0f/s (%s), without %.0f/s", res.KneeWebhook, res.KneeWebhookReason, res.RampKnee)
 	if err := drained(); err != nil {
 		return err
 	}
+	if err := settle(ctx, fx); err != nil {
+		return err
+	}
 
+	wk := &WebhookKnees{Start: math.Round(res.Knee), StepSeconds: stepSecs.Seconds()}
+	res.Webhook = wk
+	constant := func(name string, rate float64) (Scenario, KneeStep) {
+		cfg.logf("%s: %.0f/s for %s", name, rate, stepSecs)
+		sm := harness.StartSampler(fx.Server, 200*time.Millisecond)
+		recs := load.Run(ctx, load.Attack{Name: name, URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: rate},
+			Duration: stepSecs, MaxOps: int(rate*stepSecs.Seconds()) + 1, Timeout: 10 * time.Second, Next: next("wstep-")})
+		s := Scenario{Name: name, Stats: load.Summarise(recs, nil), During: sm.Stop(), Extra: map[string]any{"rate": rate},
+			Windows: windows(recs)}
+		ks := KneeStep{Rate: rate, P99: s.Stats.P99, ErrorRate: s.Stats.ErrorRate,
+			Held: s.Stats.P99 <= 100 && s.Stats.ErrorRate == 0 && s.Stats.Unknown == 0 && s.Stats.Fail == 0}
+		s.Extra["held"] = ks.Held
+		return s, ks
+	}
+	plainHeld, hookHeld := false, false
+	for try, rate := 0, wk.Start; try < 6 && !(plainHeld && hookHeld); try, rate = try+1, math.Round(rate*0.95) {
+		if !plainHeld {
+			if id != "" {
+				if err := harness.Unsubscribe(ctx, fx.Admin, id); err != nil {
+					return err
+				}
+				id = ""
+			}
+			s, ks := constant("webhook knee, no endpoint", rate)
+			wk.PlainSteps = append(wk.PlainSteps, ks)
+			wk.KneePlain, plainHeld = rate, ks.Held
+			if err := audit(&s); err != nil {
+				return err
+			}
+		}
+		if !hookHeld {
+			if id == "" {
+				if id, err = harness.Subscribe(ctx, fx.Admin, rcv); err != nil {
+					return err
+				}
+			}
+			s, ks := constant("webhook knee, one subscribed endpoint", rate)
+			wk.HookSteps = append(wk.HookSteps, ks)
+			wk.KneeHook, hookHeld = rate, ks.Held
+			if err := audit(&s); err != nil {
+				return err
+			}
+			if err := drained(); err != nil {
+				return err
+			}
+		}
+		if err := settle(ctx, fx); err != nil {
+			return err
+		}
+	}
+	cfg.logf("sustained knee with one subscribed endpoint %.0f/s, without %.0f/s (%.2f×)", wk.KneeHook, wk.KneePlain,
+		wk.KneeHook/nz(wk.KneePlain))
+	if id == "" {
+		if id, err = harness.Subscribe(ctx, fx.Admin, rcv); err != nil {
+			return err
+		}
+	}
+
+	// Half the knee: the sustained knee without the endpoint found above,
+	// or the run's own when the steps found none.
 	rate := res.Knee / 2
+	if wk.held() {
+		rate = wk.KneePlain / 2
+	}
 	cfg.logf("constant at half the knee with one subscribed webhook endpoint: %.0f/s for %s", rate, stepSecs)
 	rcv.ResetLags()
 	sm = harness.StartSampler(fx.Server, 200*time.Millisecond)
@@ -98,6 +193,28 @@ func webhookScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 		"bad_signatures": rcv.BadSignatures()}
 	cfg.logf("  webhook delivery lag p50 %.1f ms, p99 %.1f ms over %d events", res.WebhookLagP50MS, res.WebhookLagP99MS, n)
 	return audit(&s)
+}
+
+// webhooksOnly runs the webhook rows alone (ONLY=webhooks): a fixture, a
+// ramp on a plain campaign, then webhookScenarios, whose knees step down
+// from that ramp's knee.
+func webhooksOnly(ctx context.Context, cfg Config, res *Result) error {
+	fx, err := cfg.Env.NewFixture(ctx, "coupond_bench_webhooks", harness.ServerConfig{Name: "bench-webhooks", Jobs: true,
+		HoldTimeout: 2 * time.Minute, CompensateEvery: 30 * time.Second, AllowPrivateWebhooks: true})
+	if err != nil {
+		return err
+	}
+	defer fx.Close()
+	rampTo, rampOver, step, n := 3000.0, 20*time.Second, 15*time.Second, 300_000
+	if cfg.Quick {
+		rampTo, rampOver, step, n = 2000, 10*time.Second, 3*time.Second, 60_000
+	}
+	rampKnee, err := onlyRamp(ctx, cfg, fx, res, "webhooks", rampTo, rampOver)
+	if err != nil {
+		return err
+	}
+	res.Knee = math.Max(rampKnee, 50)
+	return webhookScenarios(ctx, cfg, fx, res, onlyAudit(ctx, cfg, fx, res), n, rampTo, rampOver, step)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -76,6 +76,9 @@ func main() {
 			fmt.Fprintln(os.Stderr, "perf:", err)
 			os.Exit(1)
 		}
+		if *only == "" {
+			res.Separate = separateRuns(filepath.Dir(*out))
+		}
 		md, rec = res.Markdown(*command), res
 	case "probe":
 		out, err := perf.Probe(ctx, perf.ProbeConfig{Env: env, Rate: *rate, Duration: *secs, MaxConns: *maxConns, Log: logf})
@@ -103,6 +106,9 @@ func main() {
 		if cmd == "render-perf" {
 			var res perf.Result
 			err = json.Unmarshal(b, &res)
+			if res.Only == "" {
+				res.Separate = separateRuns(filepath.Dir(*out))
+			}
 			md = res.Markdown(*command)
 		} else {
 			var res faults.Result
@@ -141,6 +147,26 @@ func main() {
 
 // latestKnee returns the knee of the newest perf record in dirs that has
 // one, or 0.
+// separateRuns loads, from dir, the latest record of each ONLY run whose
+// sections the full report carries (ONLY=scale); none when there is none.
+func separateRuns(dir string) []perf.SeparateRun {
+	files, _ := filepath.Glob(filepath.Join(dir, "*-scale.json"))
+	if len(files) == 0 {
+		return nil
+	}
+	sort.Strings(files)
+	f := files[len(files)-1]
+	b, err := os.ReadFile(f)
+	if err != nil {
+		return nil
+	}
+	var r perf.Result
+	if json.Unmarshal(b, &r) != nil || r.Only != "scale" {
+		return nil
+	}
+	return []perf.SeparateRun{{File: filepath.ToSlash(f), Result: &r}}
+}
+
 func latestKnee(dirs ...string) float64 {
 	for _, dir := range dirs {
 		files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
