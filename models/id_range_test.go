@@ -63,3 +63,49 @@ func TestIDAfterCountsTheMerchantsRows(t *testing.T) {
 		}
 	})
 }
+
+// TestAnalyzeStale analyzes the tables whose changes since the last ANALYZE
+// pass the share, and leaves the others alone.
+func TestAnalyzeStale(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		if models.DialectOfDB(db) != models.Postgres {
+			t.Skip("PostgreSQL's statistics")
+		}
+		now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+		if err := db.Exec("INSERT INTO merchants (id, code, name, timezone, created_at) VALUES (1, 'm', 'm', 'UTC', ?)", now).Error; err != nil {
+			t.Fatal(err)
+		}
+		// 1,500 new campaigns, 1 store: only campaigns is past 1,000 changes.
+		if err := db.Exec(`INSERT INTO campaigns (merchant_id, name, type, value, valid_from, valid_to, all_stores, total_quantity,
+  refund_window_minutes, created_at) SELECT 1, 'c', 'CASH', 100, ?, ?, true, 10, 60, ? FROM generate_series(1, 1500)`,
+			now, now.AddDate(0, 1, 0), now).Error; err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Exec("INSERT INTO stores (merchant_id, code, name, created_at) VALUES (1, 's', 's', ?)", now).Error; err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Exec("SELECT pg_stat_force_next_flush()").Error; err != nil {
+			t.Fatal(err)
+		}
+		analyzed := func(table string) bool {
+			var n int
+			if err := db.Raw(`SELECT COUNT(*) FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname = ?
+  AND last_analyze IS NOT NULL`, table).Scan(&n).Error; err != nil {
+				t.Fatal(err)
+			}
+			return n == 1
+		}
+		if analyzed("campaigns") {
+			t.Fatal("campaigns analyzed before AnalyzeStale")
+		}
+		if err := models.AnalyzeStale(db, []string{"campaigns", "stores"}, 0.01); err != nil {
+			t.Fatal(err)
+		}
+		if !analyzed("campaigns") {
+			t.Error("campaigns, 1,500 rows changed, was not analyzed")
+		}
+		if analyzed("stores") {
+			t.Error("stores, 1 row changed, was analyzed")
+		}
+	})
+}

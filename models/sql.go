@@ -61,3 +61,24 @@ func IDAfter(db *gorm.DB, table string, merchantID, from int64, n int) (id int64
 	}
 	return ids[0], true, nil
 }
+
+// AnalyzeStale runs ANALYZE on each of tables (PostgreSQL) whose rows changed
+// since it was last analyzed exceed share of its live rows, and 1,000, as
+// pg_stat_user_tables counts them. Autovacuum waits for 10% of a table to
+// change; a merchant that grew by less than that since (a flash sale on a
+// large ledger) is still estimated at a handful of rows, and plans that
+// filter by merchant go wrong. Without the privilege to analyze a table
+// PostgreSQL warns and skips it.
+func AnalyzeStale(db *gorm.DB, tables []string, share float64) error {
+	var stale []string
+	if err := db.Raw(`SELECT relname FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname IN ?
+  AND n_mod_since_analyze > GREATEST(1000, ? * n_live_tup) ORDER BY relname`, tables, share).Scan(&stale).Error; err != nil {
+		return fmt.Errorf("stale statistics: %w", err)
+	}
+	for _, t := range stale {
+		if err := db.Exec(`ANALYZE "` + strings.ReplaceAll(t, `"`, `""`) + `"`).Error; err != nil {
+			return fmt.Errorf("analyze %s: %w", t, err)
+		}
+	}
+	return nil
+}

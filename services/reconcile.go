@@ -127,6 +127,14 @@ type runMode struct {
 // ledger unchecked after 6 minutes at half the knee (docs/PERFORMANCE.md).
 var yieldingRun = runMode{workers: 1, yield: true, span: 1024, adapt: true, target: 20 * time.Millisecond, pause: 1}
 
+// reconciledTables are the tables the checks read; staleShare is the share
+// of a table's rows changed since its last ANALYZE beyond which a yielding
+// run analyzes it first (autovacuum waits for 10%).
+var reconciledTables = []string{"coupons", "redemption_flows", "refund_flows", "orders", "coupon_transitions",
+	"campaigns", "redemption_orders", "redemption_allowances"}
+
+const staleShare = 0.01
+
 // minSpan and maxSpan bound the rows per batch.
 const minSpan, maxSpan = 16, 1 << 16
 
@@ -198,6 +206,15 @@ func (r *Reconciler) run(ctx context.Context, all []check, mode runMode, merchan
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	db := r.read.WithContext(ctx)
+	if mode.yield && models.DialectOfDB(r.db) == models.Postgres {
+		// Stale statistics turn the batches' plans quadratic: a merchant
+		// whose rows arrived after the last ANALYZE is estimated at one row,
+		// and the planner then probes the ledger by merchant alone. Analyzed
+		// on the primary; its replicas get the statistics through the WAL.
+		if err := models.AnalyzeStale(r.db.WithContext(ctx), reconciledTables, staleShare); err != nil {
+			return nil, now, fmt.Errorf("reconciliation analyze: %w", err)
+		}
+	}
 	var merchants []models.Merchant
 	if mode.yield {
 		if merchants, err = models.Merchants(db, merchantID); err != nil {
@@ -281,10 +298,10 @@ func (r *Reconciler) run(ctx context.Context, all []check, mode runMode, merchan
 
 // runBatches runs check c over each merchant's rows of its batch table, a
 // batch at a time, resting after each. A batch is the id range of the next
-// span rows (models.IDAfter), so its cost does not depend on how densely the
-// merchant's ids lie: ranges sized by ids alone grew wide over a merchant's
-// sparse ids and then took a dense stretch, a million rows, in one
-// statement. The rows per batch start at mode.span and, with mode.adapt,
+// span rows of the merchant (models.IDAfter), so its cost does not depend on
+// how densely the merchant's ids lie: ranges sized by ids alone grew wide
+// over a merchant's sparse ids and then took a dense stretch, a million
+// rows, in one statement. The rows per batch start at mode.span and, with mode.adapt,
 // double while a batch takes under half of mode.target and halve while it
 // takes more, so a batch costs about mode.target whatever the check and the
 // data. Each batch is one statement over rows of its own range, so it sees
