@@ -11,21 +11,21 @@ import (
 	"coupond/bench/load"
 )
 
-// seedLedger writes a second merchant's ledger straight into the database:
-// n coupons of one campaign, the first 87% of them redeemed, each with its
-// succeeded flow, its two transitions and its order, consistent by every
-// reconciliation check. It stands for the ledger a long sale leaves behind,
-// made in seconds instead of the hour redemptions would take, so
-// reconciliation has as much to read as it would after one.
+// seedLedger writes a ledger of the bench merchant's straight into the
+// database, at a store of its own: n coupons of one campaign, the first 87%
+// of them redeemed, each with its succeeded flow, its two transitions and
+// its order, consistent by every reconciliation check. It stands for the
+// ledger a long sale leaves behind, made in seconds instead of the hour
+// redemptions would take, so reconciliation (runJob reconciles the caller's
+// merchant) has as much to read as it would after one.
 func seedLedger(ctx context.Context, fx *harness.Fixture, n int) error {
 	redeemed := n * 87 / 100
 	stmts := []string{
-		`INSERT INTO merchants (code, name, timezone, created_at) VALUES ('bg-ledger', 'Ledger', 'Asia/Shanghai', now())`,
-		`INSERT INTO stores (merchant_id, code, name, created_at) SELECT id, 'bg', 'Ledger store', now() FROM merchants WHERE code = 'bg-ledger'`,
+		`INSERT INTO stores (merchant_id, code, name, created_at) SELECT id, 'bg', 'Ledger store', now() FROM merchants WHERE code = 'bench'`,
 		fmt.Sprintf(`INSERT INTO campaigns (merchant_id, name, type, value, valid_from, valid_to, all_stores, total_quantity, issued,
   refund_window_minutes, created_at)
 SELECT id, 'ledger', 'CASH', 100, now() - interval '1 day', now() + interval '30 days', true, %d, %d, 60, now()
-FROM merchants WHERE code = 'bg-ledger'`, n, n),
+FROM merchants WHERE code = 'bench'`, n, n),
 		fmt.Sprintf(`INSERT INTO coupons (merchant_id, campaign_id, code, status, version, valid_from, valid_to, redeem_no,
   created_at, updated_at, uses_total, uses_left)
 SELECT k.merchant_id, k.id, 'BGLEDGER' || g, CASE WHEN g <= %[2]d THEN 'REDEEMED' ELSE 'UNUSED' END,
@@ -55,8 +55,8 @@ FROM coupons c JOIN stores s ON s.merchant_id = c.merchant_id AND s.code = 'bg' 
 }
 
 // yieldingOnly runs the reconciliation row alone (ONLY=reconciliation): a
-// fresh server, a seeded ledger of n coupons beside the bench merchant's,
-// and the bench merchant's redemptions at half the given knee, quiet and
+// fresh server, a seeded ledger of n coupons of the bench merchant's (which its
+// runJob reconciles), and its redemptions at half the given knee, quiet and
 // then beside runJob(reconciliation).
 func yieldingOnly(ctx context.Context, cfg Config, res *Result) error {
 	n, secs := 1_500_000, 20*time.Second
