@@ -73,7 +73,7 @@ func TestReportWebhookKnees(t *testing.T) {
 	}
 	// A knee with the endpoint that never held fails whatever its ratio.
 	r.Webhook.HookSteps[3].Held = false
-	if md := r.Markdown("x"); !strings.Contains(md, "0.90× | **miss**") {
+	if md := r.Markdown("x"); !strings.Contains(md, "| no step held down to 857/s with the endpoint; 950/s without | < 0.90× | **miss**") {
 		t.Fatalf("an endpoint knee that never held passed:\n%s", md)
 	}
 }
