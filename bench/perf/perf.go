@@ -109,9 +109,9 @@ type SeparateRun struct {
 
 // Result is a whole run.
 type Result struct {
-	// Separate are the latest records of the scenarios only an ONLY run
-	// measures (ONLY=scale), found beside this record; the full report
-	// shows their sections, each with its own date and command.
+	// Separate are the latest records of the ONLY runs of scale,
+	// reconciliation and webhooks, found beside this record; the full
+	// report shows their sections, each with its own date and record.
 	Separate  []SeparateRun `json:"-"`
 	Date      string        `json:"date"`
 	Quick     bool          `json:"quick"`

@@ -323,11 +323,27 @@ func (r *Result) Markdown(command string) string {
 	r.backgroundMarkdown(p)
 	r.sqliteMarkdown(p)
 	r.replicasMarkdown(p)
+	if len(r.Separate) > 0 {
+		p("\n# Rows measured alone\n\nEach section below comes from the latest run of one group of rows alone (`ONLY=<group> " +
+			"bench/run.sh perf`), on the same machine, with its own date and record: compare its rows with each other, not " +
+			"with the figures above.\n")
+	}
 	for _, sep := range r.Separate {
-		if sep.Result.Only == "scale" && len(r.Scale) == 0 {
-			p("\n*The next sections come from a separate run, `ONLY=scale bench/run.sh perf` on %s (its record `%s`), on the same "+
-				"machine: compare their rows with each other, not with the figures above.*\n", sep.Result.Date, sep.File)
-			sep.Result.scaleMarkdown(p)
+		sr := sep.Result
+		p("\n## `ONLY=%s bench/run.sh perf` on %s (record `%s`)\n", sr.Only, sr.Date, sep.File)
+		switch sr.Only {
+		case "scale":
+			sr.scaleMarkdown(p)
+		case "reconciliation":
+			p("\nThe reconciliation row on a seeded ledger of the bench merchant's, at half a knee of %.0f/s.\n", sr.Knee)
+			sr.backgroundMarkdown(p)
+		case "webhooks":
+			p("\nStepping down from a %.0f/s ramp's knee (%s).\n\n| target | goal | measured | ratio | result |\n|---|---|---|---|---|\n",
+				sr.RampKnee, sr.KneeReason)
+			for _, t := range sr.webhookTargets() {
+				p("| %s | %s | %s | %s | %s |\n", t.name, t.target, t.measured, t.ratio, yes(t.pass))
+			}
+			sr.webhookMarkdown(p)
 		}
 	}
 	p("\n## Throughput ramp (one-second windows)\n\n| second | offered/s | ok | errors | p99 ms |\n|---|---|---|---|---|\n")
@@ -654,10 +670,9 @@ func (r *Result) backgroundMarkdown(p func(string, ...any)) {
 			r.Export.Rows, r.Export.MB, r.Export.Seconds)
 	}
 	p("Each row runs redemptions at half the knee for the same time twice, back to back: quiet, then with the work " +
-		"repeated beside them. The scheduled and `runJob` reconciliation yields to the tills: one check at a time, each " +
-		"walked in batches of a count of one merchant's rows sized to take about 20 ms, without PostgreSQL's parallel workers, and a " +
-		"pause after each batch as long as the batch took, after analyzing the tables whose statistics are stale " +
-		"(`coupond audit` still runs each check whole, flat out).\n\n")
+		"repeated beside them. The scheduled and `runJob` reconciliation yields to the tills, one check at a time in short " +
+		"batches with a pause after each, as the build that ran describes it (docs/design.md, \"Tenancy, roles and abuse\"); " +
+		"`coupond audit` still runs each check whole, flat out.\n\n")
 	p("| work | rate | p99 quiet ms | p99 during ms | ratio | p50 quiet / during ms | errors during | work runs | seconds each |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, b := range r.Background {
 		p("| %s | %.0f/s | %.1f | %.1f | %.2f× | %.1f / %.1f | %.4f | %d | %.1f |\n", b.Work, b.Rate, b.Quiet.P99, b.During.P99,

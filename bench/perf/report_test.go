@@ -85,7 +85,7 @@ func TestReportSeparateScale(t *testing.T) {
 	r := &Result{Separate: []SeparateRun{{File: "bench/results/x-scale.json", Result: scale}}}
 	md := r.Markdown("bench/run.sh perf")
 	for _, want := range []string{
-		"`ONLY=scale bench/run.sh perf` on 2026-12-03T18:02:55Z (its record `bench/results/x-scale.json`)",
+		"## `ONLY=scale bench/run.sh perf` on 2026-12-03T18:02:55Z (record `bench/results/x-scale.json`)",
 		"| 1 server through pgbouncer | 1 | pgbouncer | cache_describe | off | 400 (-60%) |",
 	} {
 		if !strings.Contains(md, want) {

@@ -148,23 +148,27 @@ func main() {
 // latestKnee returns the knee of the newest perf record in dirs that has
 // one, or 0.
 // separateRuns loads, from dir, the latest record of each ONLY run whose
-// sections the full report carries (ONLY=scale); none when there is none.
+// sections the full report carries (scale, reconciliation, webhooks).
 func separateRuns(dir string) []perf.SeparateRun {
-	files, _ := filepath.Glob(filepath.Join(dir, "*-scale.json"))
-	if len(files) == 0 {
-		return nil
+	var out []perf.SeparateRun
+	for _, only := range []string{"scale", "reconciliation", "webhooks"} {
+		files, _ := filepath.Glob(filepath.Join(dir, "*-"+only+".json"))
+		if len(files) == 0 {
+			continue
+		}
+		sort.Strings(files)
+		f := files[len(files)-1]
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var r perf.Result
+		if json.Unmarshal(b, &r) != nil || r.Only != only {
+			continue
+		}
+		out = append(out, perf.SeparateRun{File: filepath.ToSlash(f), Result: &r})
 	}
-	sort.Strings(files)
-	f := files[len(files)-1]
-	b, err := os.ReadFile(f)
-	if err != nil {
-		return nil
-	}
-	var r perf.Result
-	if json.Unmarshal(b, &r) != nil || r.Only != "scale" {
-		return nil
-	}
-	return []perf.SeparateRun{{File: filepath.ToSlash(f), Result: &r}}
+	return out
 }
 
 func latestKnee(dirs ...string) float64 {
