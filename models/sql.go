@@ -1,9 +1,11 @@
 package models
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/gorm"
 )
 
@@ -68,17 +70,32 @@ func IDAfter(db *gorm.DB, table string, merchantID, from int64, n int) (id int64
 // change; a merchant that grew by less than that since (a flash sale on a
 // large ledger) is still estimated at a handful of rows, and plans that
 // filter by merchant go wrong. Without the privilege to analyze a table
-// PostgreSQL warns and skips it.
-func AnalyzeStale(db *gorm.DB, tables []string, share float64) error {
+// PostgreSQL warns and skips it. A table that a vacuum holds (autovacuum
+// analyzes it then too) is skipped after analyzeLockWait rather than waited
+// for; skipped returns those.
+func AnalyzeStale(db *gorm.DB, tables []string, share float64) (skipped []string, err error) {
 	var stale []string
 	if err := db.Raw(`SELECT relname FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname IN ?
   AND n_mod_since_analyze > GREATEST(1000, ? * n_live_tup) ORDER BY relname`, tables, share).Scan(&stale).Error; err != nil {
-		return fmt.Errorf("stale statistics: %w", err)
+		return nil, fmt.Errorf("stale statistics: %w", err)
 	}
 	for _, t := range stale {
-		if err := db.Exec(`ANALYZE "` + strings.ReplaceAll(t, `"`, `""`) + `"`).Error; err != nil {
-			return fmt.Errorf("analyze %s: %w", t, err)
+		err := db.Transaction(func(tx *gorm.DB) error {
+			if err := tx.Exec("SET LOCAL lock_timeout = " + analyzeLockWait).Error; err != nil {
+				return err
+			}
+			return tx.Exec(`ANALYZE "` + strings.ReplaceAll(t, `"`, `""`) + `"`).Error
+		})
+		var pgErr *pgconn.PgError
+		switch {
+		case errors.As(err, &pgErr) && pgErr.Code == "55P03": // lock_not_available
+			skipped = append(skipped, t)
+		case err != nil:
+			return skipped, fmt.Errorf("analyze %s: %w", t, err)
 		}
 	}
-	return nil
+	return skipped, nil
 }
+
+// analyzeLockWait bounds how long AnalyzeStale waits for a table's lock.
+const analyzeLockWait = "'2s'"

@@ -122,9 +122,9 @@ type runMode struct {
 // yieldingRun is the job's mode. A batch takes about 20 ms of one backend,
 // short enough that the redemptions beside it drain within their own p99;
 // resting as long after it keeps the job at half of one core of the
-// database at most, and the other core wholly the tills'. Resting twice as
-// long (a third of a core) kept the p99 as well but left a 1,500,000-coupon
-// ledger unchecked after 6 minutes at half the knee (docs/PERFORMANCE.md).
+// database at most, and the other core wholly the tills'. So paced, a run
+// over a 1,500,000-coupon ledger beside half the knee took 104 s with the
+// p99 1.7 times the quiet one (docs/PERFORMANCE.md, rows measured alone).
 var yieldingRun = runMode{workers: 1, yield: true, span: 1024, adapt: true, target: 20 * time.Millisecond, pause: 1}
 
 // reconciledTables are the tables the checks read; staleShare is the share
@@ -211,8 +211,12 @@ func (r *Reconciler) run(ctx context.Context, all []check, mode runMode, merchan
 		// whose rows arrived after the last ANALYZE is estimated at one row,
 		// and the planner then probes the ledger by merchant alone. Analyzed
 		// on the primary; its replicas get the statistics through the WAL.
-		if err := models.AnalyzeStale(r.db.WithContext(ctx), reconciledTables, staleShare); err != nil {
+		skipped, err := models.AnalyzeStale(r.db.WithContext(ctx), reconciledTables, staleShare)
+		if err != nil {
 			return nil, now, fmt.Errorf("reconciliation analyze: %w", err)
+		}
+		if len(skipped) > 0 {
+			r.log.InfoContext(ctx, "reconciliation: stale statistics not refreshed, a vacuum holds the tables", "tables", skipped)
 		}
 	}
 	var merchants []models.Merchant
