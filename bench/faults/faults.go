@@ -262,8 +262,9 @@ func newWorld(ctx context.Context, cfg Config, db string, webhook, direct bool, 
 		return nil, err
 	}
 	// Enough cards for the card uses of every fault the world runs: about
-	// one operation in cardEvery, cardTries uses per card.
-	if _, _, w.cards, err = w.fx.CampaignWith(ctx, "faults-cards", max(100, ncodes/(cardEvery*cardTries)),
+	// one operation in cardEvery, cardTries uses per card, and a fresh card
+	// at the start of each fault.
+	if _, _, w.cards, err = w.fx.CampaignWith(ctx, "faults-cards", max(100, ncodes/(cardEvery*cardTries)+50),
 		map[string]any{"usesPerCoupon": cardUses}); err != nil {
 		w.close()
 		return nil, err
@@ -635,6 +636,12 @@ func (w *world) run(ctx context.Context, name, how string, rate float64, secs ti
 	w.cfg.logf("fault: %s", name)
 	start := time.Now()
 	fr := FaultResult{Name: name, Injection: how, FailByCode: map[string]int{}}
+	// Each fault starts on a fresh card: the history check reads one
+	// fault's records, so a card whose uses straddled two faults would look
+	// taken in the second by uses it cannot see.
+	if n := w.nextCard.Load(); n%cardTries != 0 {
+		w.nextCard.Store(n + cardTries - n%cardTries)
+	}
 	var oldest atomic.Int64
 	stopMon := make(chan struct{})
 	var monWG sync.WaitGroup
