@@ -240,7 +240,7 @@ func (r *Reconciler) run(ctx context.Context, all []check, mode runMode, merchan
 				c := todo[i]
 				var err error
 				began := time.Now()
-				st := checkStats{batches: 1}
+				var st checkStats
 				if mode.yield && c.batch != "" {
 					err = r.runBatches(ctx, db, mode, c, p, merchants, &rows[i], &st)
 				} else {
@@ -251,7 +251,7 @@ func (r *Reconciler) run(ctx context.Context, all []check, mode runMode, merchan
 						q, args = "SELECT * FROM ("+q+") q WHERE q.merchant_id = ?", append(args, merchantID)
 					}
 					err = r.runCheck(db, mode, q, args, &rows[i])
-					st.busy = time.Since(began)
+					st = checkStats{batches: 1, busy: time.Since(began)}
 					if mode.yield {
 						rest(ctx, time.Duration(mode.pause)*st.busy)
 					}
@@ -314,7 +314,6 @@ func (r *Reconciler) run(ctx context.Context, all []check, mode runMode, merchan
 func (r *Reconciler) runBatches(ctx context.Context, db *gorm.DB, mode runMode, c check, p checkParams,
 	merchants []models.Merchant, rows *[]checkRow, st *checkStats) error {
 	span := mode.span
-	st.batches = 0
 	for _, m := range merchants {
 		lo, hi, ok, err := models.IDRange(db, string(c.batch), m.ID)
 		if err != nil {
