@@ -34,7 +34,11 @@
 #   An ONLY run leaves docs/ alone: its report and record go to
 #   bench/results/<date>-redis[-faults].{md,json}.
 #   RATE=300 bench/run.sh probe one constant-rate run, printing latency and
-#                               the server's pprof top (no report written)
+#                               the server's pprof top (no report written);
+#                               WEBHOOK=1 with one subscribed endpoint (and the
+#                               deliveries' drain and lag); PROBE_SQL='...' runs
+#                               that SQL on the probe's database before the load,
+#                               for trying a schema change
 #
 # Environment: PGHOST (127.0.0.1), PGPORT (5432), BENCH_ADMIN_DB (test), an
 # existing database used to create and drop coupond_bench* databases.
@@ -83,6 +87,7 @@ case "$what" in
     # `go tool pprof PROBE_DIR/coupond PROBE_DIR/probe.cpu.pprof`.
     keep=${PROBE_DIR:-/tmp/coupond-probe}
     mkdir -p "$keep" && cp "$tmp/coupond" "$keep/coupond"
-    "$tmp/coupond-bench" probe "${common[@]}" -bin "$keep/coupond" -dir "$keep" -rate "${RATE:-200}" -for "${FOR:-15s}" ;;
+    "$tmp/coupond-bench" probe "${common[@]}" -bin "$keep/coupond" -dir "$keep" -rate "${RATE:-200}" -for "${FOR:-15s}" \
+      ${WEBHOOK:+-webhook} ;;
   *) echo "usage: bench/run.sh [perf|faults|all|probe]" >&2; exit 2 ;;
 esac

@@ -3,6 +3,7 @@ package models
 import (
 	"crypto/rand"
 	"encoding/base32"
+	"encoding/binary"
 	"fmt"
 	"strings"
 	"time"
@@ -48,10 +49,14 @@ func (OutboxEvent) TableName() string { return "outbox_events" }
 var uidEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
 
 // NewEventUID returns a fresh public event id: evt_ and 26 symbols of 128
-// random bits.
+// bits, the first 48 the Unix millisecond it was made and the rest random
+// (the layout of a ULID or a UUIDv7). Ids made later sort after, so the
+// unique index on them grows at its right edge, as the ledger's does,
+// instead of dirtying a random page of it for every event.
 func NewEventUID() string {
 	var b [16]byte
-	_, _ = rand.Read(b[:])
+	binary.BigEndian.PutUint64(b[:8], uint64(time.Now().UnixMilli())<<16)
+	_, _ = rand.Read(b[6:])
 	return "evt_" + uidEncoding.EncodeToString(b[:])
 }
 

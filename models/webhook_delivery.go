@@ -1,6 +1,7 @@
 package models
 
 import (
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -88,40 +89,90 @@ WHERE d.merchant_id = c.cm AND d.endpoint_id = c.ce AND d.event_id = c.cv
 RETURNING merchant_id, endpoint_id, event_id, coupon_id, status, attempts, next_attempt_at, lease_until, created_at`
 }
 
+// ClaimedDelivery is a claimed attempt and the event it delivers.
+type ClaimedDelivery struct {
+	WebhookDelivery
+	Event OutboxEvent
+}
+
 // ClaimDeliveries takes the next attempt of up to limit of the endpoint's
-// due deliveries in one statement and returns them, each with Attempts the
-// claimed attempt and a lease until leaseUntil. A delivery is due when it is
-// PENDING, its next attempt is due by now, no attempt holds a lease on it,
-// the endpoint is enabled and no earlier event of the same coupon is still
-// PENDING at the endpoint (so events of one coupon go out in order). Of any
-// number of workers on any number of replicas exactly one claims each
-// attempt: the claim is one conditional update (with SKIP LOCKED on
-// PostgreSQL), and an attempt in flight holds its lease until FinishAttempt
-// or until the lease runs out (the worker died).
+// due deliveries in one statement and returns them with their events, each
+// with Attempts the claimed attempt and a lease until leaseUntil. A delivery
+// is due when it is PENDING, its next attempt is due by now, no attempt
+// holds a lease on it, the endpoint is enabled and no earlier event of the
+// same coupon is still PENDING at the endpoint (so events of one coupon go
+// out in order). Of any number of workers on any number of replicas exactly
+// one claims each attempt: the claim is one conditional update (with SKIP
+// LOCKED on PostgreSQL), and an attempt in flight holds its lease until
+// FinishAttempts or until the lease runs out (the worker died).
 //
-// On SQLite an UPDATE takes the database's one write lock even when it
-// changes nothing, so there a read (which takes no lock in WAL mode) first
-// checks that something is due, and an idle worker leaves the lock to the
-// tills.
-func ClaimDeliveries(db *gorm.DB, merchantID, endpointID int64, now, leaseUntil time.Time, limit int) ([]WebhookDelivery, error) {
+// On PostgreSQL the events are read in the claim's statement. On SQLite,
+// where an UPDATE cannot be a part of a WITH and its RETURNING cannot name
+// another table, they are read after it; there an UPDATE also takes the
+// database's one write lock even when it changes nothing, so a read (which
+// takes no lock in WAL mode) first checks that something is due, and an idle
+// worker leaves the lock to the tills.
+func ClaimDeliveries(db *gorm.DB, merchantID, endpointID int64, now, leaseUntil time.Time, limit int) ([]ClaimedDelivery, error) {
 	d := DialectOfDB(db)
-	if d == SQLite {
-		var due []int64
-		err := db.Raw(`SELECT x.event_id FROM webhook_deliveries x
+	args := []any{leaseUntil, now, merchantID, endpointID, now, now, merchantID, endpointID, limit}
+	if d == Postgres {
+		rows, err := db.Raw(`WITH c AS (`+claimSQL(d)+`)
+SELECT c.merchant_id, c.endpoint_id, c.event_id, c.coupon_id, c.status, c.attempts, c.next_attempt_at, c.lease_until,
+  c.created_at, e.uid, e.type, e.data, e.txid, e.created_at
+FROM c JOIN outbox_events e ON e.merchant_id = c.merchant_id AND e.id = c.event_id`, args...).Rows()
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		var out []ClaimedDelivery
+		for rows.Next() {
+			var x ClaimedDelivery
+			if err := rows.Scan(&x.MerchantID, &x.EndpointID, &x.EventID, &x.CouponID, &x.Status, &x.Attempts,
+				&x.NextAttemptAt, &x.LeaseUntil, &x.CreatedAt, &x.Event.UID, &x.Event.Type, &x.Event.Data, &x.Event.TxID,
+				&x.Event.CreatedAt); err != nil {
+				return nil, err
+			}
+			x.Event.MerchantID, x.Event.ID, x.Event.CouponID = x.MerchantID, x.EventID, x.CouponID
+			out = append(out, x)
+		}
+		return out, rows.Err()
+	}
+	var due []int64
+	err := db.Raw(`SELECT x.event_id FROM webhook_deliveries x
 WHERE x.merchant_id = ? AND x.endpoint_id = ? AND x.status = 'PENDING' AND x.next_attempt_at <= ?
 AND (x.lease_until IS NULL OR x.lease_until <= ?)
 AND (x.coupon_id = 0 OR NOT EXISTS (SELECT 1 FROM webhook_deliveries p
   WHERE p.merchant_id = x.merchant_id AND p.endpoint_id = x.endpoint_id AND p.coupon_id = x.coupon_id
   AND p.status = 'PENDING' AND p.event_id < x.event_id))
 LIMIT 1`, merchantID, endpointID, now, now).Scan(&due).Error
-		if err != nil || len(due) == 0 {
-			return nil, err
+	if err != nil || len(due) == 0 {
+		return nil, err
+	}
+	var xs []WebhookDelivery
+	if err := db.Raw(claimSQL(d), args...).Scan(&xs).Error; err != nil || len(xs) == 0 {
+		return nil, err
+	}
+	ids := make([]int64, len(xs))
+	for i, x := range xs {
+		ids[i] = x.EventID
+	}
+	evs, err := EventsByID(db, merchantID, ids)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[int64]*OutboxEvent, len(evs))
+	for i := range evs {
+		byID[evs[i].ID] = &evs[i]
+	}
+	out := make([]ClaimedDelivery, 0, len(xs))
+	for _, x := range xs {
+		// An event always outlives its deliveries (a foreign key), so
+		// every claimed attempt has one.
+		if ev := byID[x.EventID]; ev != nil {
+			out = append(out, ClaimedDelivery{WebhookDelivery: x, Event: *ev})
 		}
 	}
-	var out []WebhookDelivery
-	err := db.Raw(claimSQL(d), leaseUntil, now, merchantID, endpointID, now, now, merchantID, endpointID, limit).
-		Scan(&out).Error
-	return out, err
+	return out, nil
 }
 
 // AttemptOutcome is what one attempt ended with.
@@ -135,20 +186,49 @@ type AttemptOutcome struct {
 	Now           time.Time
 }
 
-// FinishAttempt records the outcome of the claimed attempt d.Attempts and
-// releases the lease; false when the attempt is no longer the row's (a
-// redelivery or another worker moved it on after the lease ran out).
-func FinishAttempt(tx *gorm.DB, d *WebhookDelivery, o AttemptOutcome) (bool, error) {
-	var delivered *time.Time
-	if o.Status == DeliveryDelivered {
-		delivered = &o.Now
+// FinishedAttempt is the outcome of one claimed attempt, for
+// FinishAttempts.
+type FinishedAttempt struct {
+	Delivery *WebhookDelivery
+	Outcome  AttemptOutcome
+}
+
+// FinishAttempts records the outcomes of claimed attempts in one statement
+// and releases their leases, and returns how many it recorded. An outcome
+// is recorded only while its attempt (Delivery.Attempts) is still the row's
+// and the row PENDING: a redelivery, or another worker after the lease ran
+// out, moved it on, and that attempt's outcome is the one to keep.
+func FinishAttempts(tx *gorm.DB, xs []FinishedAttempt) (int64, error) {
+	if len(xs) == 0 {
+		return 0, nil
 	}
-	res := tx.Exec(`UPDATE webhook_deliveries SET status = ?, next_attempt_at = ?, lease_until = NULL,
-last_status_code = ?, last_error = ?, last_response = ?, delivered_at = ?
-WHERE merchant_id = ? AND endpoint_id = ? AND event_id = ? AND attempts = ? AND status = 'PENDING'`,
-		o.Status, o.NextAttemptAt, o.StatusCode, o.Error, o.Response, delivered,
-		d.MerchantID, d.EndpointID, d.EventID, d.Attempts)
-	return res.RowsAffected == 1, res.Error
+	d := DialectOfDB(tx)
+	row := "(" + strings.Join([]string{typed(d, "bigint"), typed(d, "bigint"), typed(d, "bigint"), typed(d, "int"),
+		typed(d, "text"), typed(d, "timestamptz"), typed(d, "int"), typed(d, "text"), typed(d, "text"),
+		typed(d, "timestamptz")}, ", ") + ")"
+	var b strings.Builder
+	b.WriteString("WITH v (m, e, ev, a, status, next_at, code, err, resp, delivered) AS (VALUES ")
+	args := make([]any, 0, len(xs)*10)
+	for i, x := range xs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(row)
+		o := x.Outcome
+		var delivered *time.Time
+		if o.Status == DeliveryDelivered {
+			delivered = &o.Now
+		}
+		args = append(args, x.Delivery.MerchantID, x.Delivery.EndpointID, x.Delivery.EventID, x.Delivery.Attempts,
+			string(o.Status), o.NextAttemptAt, o.StatusCode, o.Error, o.Response, delivered)
+	}
+	b.WriteString(`)
+UPDATE webhook_deliveries SET status = v.status, next_attempt_at = v.next_at, lease_until = NULL,
+  last_status_code = v.code, last_error = v.err, last_response = v.resp, delivered_at = v.delivered
+FROM v WHERE webhook_deliveries.merchant_id = v.m AND webhook_deliveries.endpoint_id = v.e
+  AND webhook_deliveries.event_id = v.ev AND webhook_deliveries.attempts = v.a AND webhook_deliveries.status = 'PENDING'`)
+	res := tx.Exec(b.String(), args...)
+	return res.RowsAffected, res.Error
 }
 
 // Redeliver makes the event due again at the endpoint now, with the same

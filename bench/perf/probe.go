@@ -3,6 +3,7 @@ package perf
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
@@ -20,6 +21,11 @@ type ProbeConfig struct {
 	Duration time.Duration
 	// MaxConns is the server's pool size (0: its default).
 	MaxConns int
+	// Webhook subscribes one endpoint, at a receiver on loopback that
+	// verifies every signature, to every event type, runs the server's jobs
+	// (its delivery worker among them) and reports how long the deliveries
+	// took to drain after the load and their lag.
+	Webhook bool
 	Log      func(format string, a ...any)
 }
 
@@ -33,17 +39,33 @@ func Probe(ctx context.Context, cfg ProbeConfig) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	fx, err := env.NewFixture(ctx, "coupond_bench_probe", harness.ServerConfig{Name: "probe-server", Jobs: false,
-		HoldTimeout: 2 * time.Minute, MaxConns: cfg.MaxConns, DebugPort: dbg})
+	fx, err := env.NewFixture(ctx, "coupond_bench_probe", harness.ServerConfig{Name: "probe-server", Jobs: cfg.Webhook,
+		HoldTimeout: 2 * time.Minute, CompensateEvery: 30 * time.Second, MaxConns: cfg.MaxConns, DebugPort: dbg,
+		AllowPrivateWebhooks: cfg.Webhook})
 	if err != nil {
 		return "", err
 	}
 	defer func() { fx.Close(); _ = env.DropDB(context.Background(), "coupond_bench_probe") }()
+	var rcv *harness.Receiver
+	if cfg.Webhook {
+		if rcv, err = harness.StartReceiver(); err != nil {
+			return "", err
+		}
+		defer rcv.Down()
+		if _, err := harness.Subscribe(ctx, fx.Admin, rcv); err != nil {
+			return "", err
+		}
+	}
 	n := int(cfg.Rate*cfg.Duration.Seconds()) + 500
 	cfg.Log("issuing %d codes", n)
 	_, _, list, err := fx.Campaign(ctx, "probe", n)
 	if err != nil {
 		return "", err
+	}
+	if q := os.Getenv("PROBE_SQL"); q != "" {
+		if _, err := fx.Pool.Exec(ctx, q); err != nil {
+			return "", err
+		}
 	}
 	if err := settle(ctx, fx); err != nil {
 		return "", err
@@ -57,6 +79,12 @@ func Probe(ctx context.Context, cfg ProbeConfig) (string, error) {
 	load.Run(ctx, load.Attack{Name: "warm-up", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: 50},
 		Duration: 3 * time.Second, MaxOps: 150, Next: next})
 	cfg.Log("probe at %.0f/s for %s", cfg.Rate, cfg.Duration)
+	if rcv != nil {
+		if err := drainDeliveries(ctx, fx, 2*time.Minute); err != nil {
+			return "", err
+		}
+		rcv.ResetLags()
+	}
 	profPath := filepath.Join(env.Dir, "probe.cpu.pprof")
 	profErr := make(chan error, 1)
 	go func() { profErr <- fx.Server.CPUProfile(ctx, cfg.Duration-time.Second, profPath) }()
@@ -64,12 +92,24 @@ func Probe(ctx context.Context, cfg ProbeConfig) (string, error) {
 	host0 := harness.ReadHostCPU()
 	recs := load.Run(ctx, load.Attack{Name: "probe", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: cfg.Rate},
 		Duration: cfg.Duration, MaxOps: int(cfg.Rate * cfg.Duration.Seconds()), Next: next})
+	drain := ""
+	if rcv != nil {
+		t0 := time.Now()
+		if err := drainDeliveries(ctx, fx, 5*time.Minute); err != nil {
+			return "", err
+		}
+		p50, _ := rcv.LagQuantile(0.5)
+		p99, n := rcv.LagQuantile(0.99)
+		drain = fmt.Sprintf("webhooks: drained %s after the load; %d events, lag p50 %.0f ms p99 %.0f ms, bad signatures %d\n",
+			time.Since(t0).Round(10*time.Millisecond), n, ms(p50), ms(p99), rcv.BadSignatures())
+	}
 	host := harness.ReadHostCPU().Since(host0)
 	waits, cpu := prof.stop()
 	st := load.Summarise(recs, nil)
 	out := fmt.Sprintf("rate %.0f/s: ops %d ok %d fail %d unknown %d; p50 %.1f p95 %.1f p99 %.1f p99.9 %.1f max %.1f ms; ok/s %.0f\n",
 		cfg.Rate, st.Ops, st.OK, st.Fail, st.Unknown, st.P50, st.P95, st.P99, st.P999, st.Max, st.OKPerSec)
-	out += fmt.Sprintf("CPU seconds: %v\nhost CPU: idle %.1f%%, steal %.1f%%\nwait events: %v\n", cpu, host.IdlePct, host.StealPct, waits)
+	out += drain
+	out += fmt.Sprintf("CPU seconds (load and drain): %v\nhost CPU: idle %.1f%%, steal %.1f%%\nwait events: %v\n", cpu, host.IdlePct, host.StealPct, waits)
 	out += "p50/p99 ms by second of intended send:"
 	for _, w := range windows(recs) {
 		out += fmt.Sprintf(" %.0f/%.0f", w.P50, w.P99)
@@ -87,6 +127,22 @@ func Probe(ctx context.Context, cfg ProbeConfig) (string, error) {
 		return out, err
 	}
 	return out + "\n" + top, nil
+}
+
+// drainDeliveries waits until the fixture has no PENDING webhook delivery,
+// or fails after limit.
+func drainDeliveries(ctx context.Context, fx *harness.Fixture, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		n, err := fx.PendingDeliveries(ctx)
+		if err != nil || n == 0 {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d webhook deliveries still pending after %s", n, limit)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // settle prepares the database after bulk issuance for a measurement:
