@@ -94,9 +94,12 @@ type DeliveryStats struct {
 // so replicas claiming at once take different rows and no attempt is sent
 // twice). An attempt that ends frees its slot and, once half the endpoint's
 // slots are free, wakes the worker to claim again at once, without waiting
-// for the next poll. Outcomes are recorded in shared transactions: the first
-// attempt to finish records its own outcome and those that finished
-// meanwhile, one commit for the lot (no background goroutine). A replica that
+// for the next poll (claims woken so come at most every claimGap). On
+// PostgreSQL the claim's statement also returns the events. Outcomes are
+// recorded in shared transactions: the first attempt to finish waits
+// recordLinger, then records its own outcome and those that finished
+// meanwhile, one statement and one commit for the lot (no background
+// goroutine). A replica that
 // dies mid-attempt leaves a lease that runs out, after which the attempt is
 // sent again with the same webhook-id.
 type Deliverer struct {
