@@ -26,7 +26,7 @@ type ProbeConfig struct {
 	// (its delivery worker among them) and reports how long the deliveries
 	// took to drain after the load and their lag.
 	Webhook bool
-	Log      func(format string, a ...any)
+	Log     func(format string, a ...any)
 }
 
 // Probe runs one constant-rate redemption load against a fresh server and
