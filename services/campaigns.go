@@ -23,6 +23,8 @@ type Campaigns struct {
 	read  *gorm.DB
 	now   func() time.Time
 	audit *Audit
+	// tills paces the codes export beside the redemptions.
+	tills *tills
 	// byID caches campaigns for their benefit (type, value, caps, minimum
 	// spend, stores), which never changes after creation; what does change
 	// (counters, name, end, quantity, refund window, state) is never read

@@ -21,6 +21,8 @@ type Coupons struct {
 	read  *gorm.DB
 	now   func() time.Time
 	audit *Audit
+	// tills paces the ledger export beside the redemptions.
+	tills *tills
 }
 
 func readers() []models.Role {

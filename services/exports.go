@@ -9,8 +9,10 @@ import (
 // ExportBatch is how many rows an export reads with one query. Exports read
 // in keyset batches with names joined in SQL, so a ledger of n rows costs
 // n/ExportBatch+1 queries and one batch of memory, and no read is held open
-// while a slow client downloads.
-const ExportBatch = 10000
+// while a slow client downloads. While redemptions are being served, an
+// export rests between its rows' chunks (paced), and a batch is small
+// enough that its one query does not hold a core of the database for long.
+const ExportBatch = 5000
 
 // Stream emits the rows of an export to fn, in order, and stops at fn's first
 // error. The checks (role, filters) were made before it was returned, so an
@@ -42,9 +44,9 @@ func (c *Coupons) RedemptionExport(ctx context.Context, actor Actor, f Redemptio
 	}
 	mf := RedemptionFilter{StoreID: f.StoreID, Status: f.Status}.flowFilter(actor)
 	mf.From, mf.To = from, to
-	return func(fn func(models.FlowExportRow) error) error {
+	return paced(ctx, c.tills, func(fn func(models.FlowExportRow) error) error {
 		return models.EachFlowForExport(db, actor.MerchantID, mf, ExportBatch, fn)
-	}, nil
+	}), nil
 }
 
 // FindingExportFilter narrows FindingExport; From and To bound the creation
@@ -67,9 +69,9 @@ func (r *Reconciler) FindingExport(ctx context.Context, actor Actor, f FindingEx
 		return nil, err
 	}
 	mf := models.FindingFilter{Status: f.Status, From: from, To: to}
-	return func(fn func(models.Finding) error) error {
+	return paced(ctx, r.tills, func(fn func(models.Finding) error) error {
 		return models.EachFindingForExport(db, actor.MerchantID, mf, ExportBatch, fn)
-	}, nil
+	}), nil
 }
 
 // CodeExport returns the actor's campaign and the stream of its coupons
@@ -90,7 +92,7 @@ func (c *Campaigns) CodeExport(ctx context.Context, actor Actor, campaignID int6
 	if err != nil {
 		return nil, nil, err
 	}
-	return camp, func(fn func(models.Coupon) error) error {
+	return camp, paced(ctx, c.tills, func(fn func(models.Coupon) error) error {
 		return models.EachCouponOfCampaign(db, actor.MerchantID, camp.ID, f, t, ExportBatch, fn)
-	}, nil
+	}), nil
 }

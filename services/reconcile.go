@@ -34,6 +34,8 @@ type Reconciler struct {
 	// lag bounds how old read's data may be; nil when read is the primary.
 	lag func(ctx context.Context) (time.Duration, error)
 	log *slog.Logger
+	// tills paces the findings export beside the redemptions.
+	tills *tills
 }
 
 // Violation is one broken invariant found by Check.
@@ -364,7 +366,7 @@ type checkStats struct {
 
 // rest waits d, at most maxYieldPause; it returns false when ctx ends first.
 func rest(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
+	if d <= 0 || ctx.Err() != nil {
 		return ctx.Err() == nil
 	}
 	t := time.NewTimer(min(d, maxYieldPause))

@@ -54,6 +54,9 @@ type Redemptions struct {
 	tracer trace.Tracer
 	// days tells merchant-local days, for the daily limits.
 	days *merchantDays
+	// tills hears of every request answered, for the background work that
+	// paces itself beside them.
+	tills *tills
 }
 
 // adapter is the fulfillment adapter and the deadline of one call to it.
@@ -78,8 +81,8 @@ type hooks struct {
 // then a settle transaction (on SQLite, the takes of concurrent requests
 // share one transaction and one commit). With a Cache (Redis), a front shared by the
 // replicas stands before the database (redisFront).
-func newRedemptions(db *gorm.DB, o Options, campaigns *Campaigns) *Redemptions {
-	s := &Redemptions{db: db, now: o.Now, holdTimeout: o.HoldTimeout, campaigns: campaigns,
+func newRedemptions(db *gorm.DB, o Options, campaigns *Campaigns, t *tills) *Redemptions {
+	s := &Redemptions{db: db, tills: t, now: o.Now, holdTimeout: o.HoldTimeout, campaigns: campaigns,
 		adapter: adapter{Fulfiller: o.Fulfiller, timeout: o.FulfilTimeout}, limits: newRateLimits(o.Limits, o.Now),
 		gate: newGate(db), hooks: hooks{log: o.Logger, observe: o.OnRedemption, crash: o.CrashPoint},
 		tracer: o.TracerProvider.Tracer("coupond/services"), days: &merchantDays{db: db}}
@@ -234,6 +237,7 @@ type ConfirmInput struct {
 // redemption that was cancelled, released by compensation or confirmed with
 // another order reference is INVALID_STATE and nothing changes.
 func (s *Redemptions) Confirm(ctx context.Context, actor Actor, in ConfirmInput) (*models.RedemptionFlow, error) {
+	defer s.tills.served()
 	if in.OrderRef == "" {
 		return nil, invalidf("orderRef is required")
 	}
@@ -342,6 +346,7 @@ func (s *Redemptions) reservedFlow(ctx context.Context, actor Actor, redeemNo, c
 
 // observed reports a request's outcome to the OnRedemption hook.
 func (s *Redemptions) observed(op models.Operation, start time.Time, flow *models.RedemptionFlow, err error) {
+	s.tills.served()
 	if s.hooks.observe == nil {
 		return
 	}

@@ -160,23 +160,24 @@ func New(db *gorm.DB, o Options) *Services {
 		read = models.Reading(db)
 	}
 	audit := &Audit{db: db, read: read, now: o.Now}
-	campaigns := &Campaigns{db: db, read: read, now: o.Now, audit: audit}
+	t := &tills{}
+	campaigns := &Campaigns{db: db, read: read, now: o.Now, audit: audit, tills: t}
 	svc := &Services{
 		DB:          db,
 		Audit:       audit,
 		Campaigns:   campaigns,
 		Replicas:    replicas,
-		Coupons:     &Coupons{db: db, read: read, now: o.Now, audit: audit},
+		Coupons:     &Coupons{db: db, read: read, now: o.Now, audit: audit, tills: t},
 		Stores:      &Stores{db: db, now: o.Now, audit: audit},
 		Merchants:   &Merchants{db: db, now: o.Now},
 		Tokens:      newTokens(db, o, audit),
 		Fulfiller:   o.Fulfiller,
-		Redemptions: newRedemptions(db, o, campaigns),
+		Redemptions: newRedemptions(db, o, campaigns, t),
 	}
 	svc.Compensation = &Compensator{db: db, now: o.Now, red: svc.Redemptions, fulfiller: o.Fulfiller, log: o.Logger,
 		batchSize: 100, maxBatches: 50, lease: o.HoldTimeout, lookupFailures: int64(o.LookupFailuresBeforeFinding)}
 	svc.Reconciliation = &Reconciler{db: db, read: read, now: o.Now, audit: audit, interval: o.CompensateEvery,
-		ordersInDB: !o.ExternalOrders && !ordersOutside(o.Fulfiller), log: o.Logger}
+		ordersInDB: !o.ExternalOrders && !ordersOutside(o.Fulfiller), log: o.Logger, tills: t}
 	if replicas.Configured() {
 		svc.Reconciliation.lag = replicas.maxLag
 	}
