@@ -9,6 +9,9 @@
 #   CI=1 bench/run.sh faults    the fault suite's short subset (about 70 s)
 #   bench/run.sh faults         the whole fault suite
 #   ONLY=redis bench/run.sh faults  the Redis faults alone (3 replicas)
+#   ONLY=webhooks bench/run.sh faults  the webhook faults and the PostgreSQL
+#                               restarts alone (about 15 minutes: the retry
+#                               schedule's second wait is 5 minutes)
 #   ONLY=patroni bench/run.sh faults  the failover faults alone: a Patroni
 #                               cluster (2 PostgreSQL nodes, 1 etcd) the
 #                               suite makes (apt-get install patroni

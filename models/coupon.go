@@ -318,9 +318,10 @@ func CouponByID(db *gorm.DB, id int64) (*Coupon, error) {
 // created (issued) in from <= created_at < to (zero times do not bound), in
 // issue order: one query per batch rows, each continuing after the last id of
 // the one before, so memory stays at one batch. It stops at fn's first error.
-func EachCouponOfCampaign(db *gorm.DB, merchantID, campaignID int64, from, to time.Time, batch int, fn func(Coupon) error) error {
+func EachCouponOfCampaign(db *gorm.DB, merchantID, campaignID int64, from, to time.Time, batch BatchSize, fn func(Coupon) error) error {
 	var after int64
 	for {
+		n := batch()
 		q := db.Where("merchant_id = ? AND campaign_id = ? AND id > ?", merchantID, campaignID, after)
 		if !from.IsZero() {
 			q = q.Where("created_at >= ?", from.UTC())
@@ -329,7 +330,7 @@ func EachCouponOfCampaign(db *gorm.DB, merchantID, campaignID int64, from, to ti
 			q = q.Where("created_at < ?", to.UTC())
 		}
 		var rows []Coupon
-		if err := q.Order("id").Limit(batch).Find(&rows).Error; err != nil {
+		if err := q.Order("id").Limit(n).Find(&rows).Error; err != nil {
 			return fmt.Errorf("export coupons of campaign %d: %w", campaignID, err)
 		}
 		for _, r := range rows {
@@ -337,7 +338,7 @@ func EachCouponOfCampaign(db *gorm.DB, merchantID, campaignID int64, from, to ti
 				return err
 			}
 		}
-		if len(rows) < batch {
+		if len(rows) < n {
 			return nil
 		}
 		after = rows[len(rows)-1].ID

@@ -28,7 +28,7 @@ func TestExportBatchesContinue(t *testing.T) {
 		if _, err := models.InsertFindings(db, fs); err != nil {
 			t.Fatal(err)
 		}
-		read := func(batch int) string {
+		read := func(batch models.BatchSize) string {
 			var got []string
 			err := models.EachFindingForExport(db, 1, models.FindingFilter{From: now.Add(2 * time.Minute)}, batch,
 				func(f models.Finding) error { got = append(got, f.Details); return nil })
@@ -39,9 +39,16 @@ func TestExportBatchesContinue(t *testing.T) {
 		}
 		want := "[k9 k8 k7 k6 k5 k4 k3 k2]"
 		for _, batch := range []int{1, 3, 8, 100} {
-			if got := read(batch); got != want {
+			if got := read(models.Fixed(batch)); got != want {
 				t.Errorf("batch %d: %s, want %s", batch, got, want)
 			}
+		}
+		// A reader that changes pace between queries (an export beside
+		// the tills) reads the same rows.
+		sizes, i := []int{3, 1, 2}, 0
+		changing := func() int { n := sizes[i%len(sizes)]; i++; return n }
+		if got := read(changing); got != want {
+			t.Errorf("batches of 3, 1, 2, ...: %s, want %s", got, want)
 		}
 	})
 }

@@ -292,15 +292,16 @@ func FindingEvents(db *gorm.DB, merchantID int64, ids []int64) ([]FindingEvent, 
 // newest first: one query per batch rows, each continuing below the last id
 // of the one before, so memory stays at one batch. It stops at fn's first
 // error.
-func EachFindingForExport(db *gorm.DB, merchantID int64, f FindingFilter, batch int, fn func(Finding) error) error {
+func EachFindingForExport(db *gorm.DB, merchantID int64, f FindingFilter, batch BatchSize, fn func(Finding) error) error {
 	before := int64(-1)
 	for {
+		n := batch()
 		q := MerchantFindings(db, merchantID, f)
 		if before >= 0 {
 			q = q.Where("id < ?", before)
 		}
 		var rows []Finding
-		if err := q.Order("id DESC").Limit(batch).Find(&rows).Error; err != nil {
+		if err := q.Order("id DESC").Limit(n).Find(&rows).Error; err != nil {
 			return fmt.Errorf("export findings: %w", err)
 		}
 		for _, r := range rows {
@@ -308,7 +309,7 @@ func EachFindingForExport(db *gorm.DB, merchantID int64, f FindingFilter, batch 
 				return err
 			}
 		}
-		if len(rows) < batch {
+		if len(rows) < n {
 			return nil
 		}
 		before = rows[len(rows)-1].ID

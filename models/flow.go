@@ -339,9 +339,10 @@ type FlowExportRow struct {
 // f, newest first, names joined in SQL: one query per batch rows, each
 // continuing below the last id of the one before, so memory stays at one
 // batch whatever the ledger's size. It stops at fn's first error.
-func EachFlowForExport(db *gorm.DB, merchantID int64, f FlowFilter, batch int, fn func(FlowExportRow) error) error {
+func EachFlowForExport(db *gorm.DB, merchantID int64, f FlowFilter, batch BatchSize, fn func(FlowExportRow) error) error {
 	before := int64(-1)
 	for {
+		n := batch()
 		q := MerchantFlows(db, merchantID, f).
 			Select(`redemption_flows.id, redemption_flows.redeem_no, redemption_flows.request_id, redemption_flows.operation,
   redemption_flows.status, redemption_flows.reject_reason, redemption_flows.release_reason,
@@ -355,7 +356,7 @@ func EachFlowForExport(db *gorm.DB, merchantID int64, f FlowFilter, batch int, f
 			q = q.Where("redemption_flows.id < ?", before)
 		}
 		var rows []FlowExportRow
-		if err := q.Order("redemption_flows.id DESC").Limit(batch).Scan(&rows).Error; err != nil {
+		if err := q.Order("redemption_flows.id DESC").Limit(n).Scan(&rows).Error; err != nil {
 			return fmt.Errorf("export redemptions: %w", err)
 		}
 		for _, r := range rows {
@@ -363,7 +364,7 @@ func EachFlowForExport(db *gorm.DB, merchantID int64, f FlowFilter, batch int, f
 				return err
 			}
 		}
-		if len(rows) < batch {
+		if len(rows) < n {
 			return nil
 		}
 		before = rows[len(rows)-1].ID

@@ -99,3 +99,10 @@ func AnalyzeStale(db *gorm.DB, tables []string, share float64) (skipped []string
 
 // analyzeLockWait bounds how long AnalyzeStale waits for a table's lock.
 const analyzeLockWait = "'2s'"
+
+// BatchSize tells a batched read how many rows its next query reads; it is
+// asked before every query, so a reader may change pace as it goes.
+type BatchSize func() int
+
+// Fixed is the BatchSize of n rows every time.
+func Fixed(n int) BatchSize { return func() int { return n } }

@@ -30,8 +30,8 @@ func (t *tills) busy() bool {
 }
 
 // exportPaceRows is how many rows an export streams between two looks at the
-// tills: about 15 ms of work at the export's full speed.
-const exportPaceRows = 1000
+// tills: one query's worth beside them (exportBusyBatch).
+const exportPaceRows = exportBusyBatch
 
 // paced returns s streaming as fast as it can while the tills are quiet and,
 // while they are busy, resting after every exportPaceRows rows as long as

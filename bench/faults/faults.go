@@ -34,7 +34,9 @@ import (
 type Config struct {
 	CI bool
 	// Only, when "redis", runs the Redis faults alone; when "patroni", the
-	// failover faults of a Patroni cluster alone.
+	// failover faults of a Patroni cluster alone; when "webhooks", the
+	// webhook faults and the PostgreSQL restarts (whose rows check the
+	// deliveries too) alone.
 	Only string
 	Env  harness.Env
 	Log  func(format string, a ...any)
@@ -325,6 +327,20 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Only == "redis" {
 		frs, err := runRedis(ctx, cfg, rate, secs, redisCodes)
 		res.Faults = frs
+		res.WallSeconds = time.Since(start).Seconds()
+		return res, err
+	}
+	if cfg.Only == "webhooks" {
+		frs, err := runWebhooks(ctx, cfg, rate, dbCodes)
+		res.Faults = frs
+		if err == nil {
+			var modes []string
+			for _, r := range restarts {
+				modes = append(modes, r.mode)
+			}
+			frs, err = runRestarts(ctx, cfg, modes, rate, secs, restartCodes)
+			res.Faults = append(res.Faults, frs...)
+		}
 		res.WallSeconds = time.Since(start).Seconds()
 		return res, err
 	}

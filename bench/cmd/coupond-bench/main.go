@@ -39,7 +39,7 @@ func main() {
 	dir := fs.String("dir", os.TempDir(), "scratch directory for logs")
 	quick := fs.Bool("quick", false, "perf: small sizes and short steps (under 2 minutes)")
 	ci := fs.Bool("ci", false, "faults: the short subset (about 70 s)")
-	only := fs.String("only", "", "faults, perf: run only this group (redis: the Redis faults, or the Redis on/off scenarios on three replicas; patroni: the failover faults of a Patroni cluster; scale: the knees through pgbouncer, behind haproxy, with tracing and with synchronous commit; reconciliation: the reconciliation row on a seeded ledger; products: the knee with weekday and time rules against without, and the per-store daily limit's rate)")
+	only := fs.String("only", "", "faults, perf: run only this group (redis: the Redis faults, or the Redis on/off scenarios on three replicas; patroni: the failover faults of a Patroni cluster; webhooks: the webhook faults and the PostgreSQL restarts, or the webhook knees and delivery lag; scale: the knees through pgbouncer, behind haproxy, with tracing and with synchronous commit; reconciliation: the reconciliation row on a seeded ledger; products: the knee with weekday and time rules against without, and the per-store daily limit's rate)")
 	knee := fs.Float64("knee", 0, "perf -only redis or reconciliation: the single server's knee, whose half is the replicas' (or the reconciliation row's) fixed rate (default: the latest record's)")
 	doc := fs.String("doc", "", "write the Markdown report here")
 	out := fs.String("json", "", "write the JSON record here")

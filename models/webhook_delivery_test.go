@@ -1,0 +1,100 @@
+package models_test
+
+import (
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"coupond/internal/testdb"
+	"coupond/models"
+)
+
+// TestClaimThenFinishAttempts claims three deliveries with their events in
+// one call and records their outcomes in one statement: a 2xx, a retry, and
+// an outcome whose attempt is no longer the row's (a redelivery or another
+// worker moved on), which is left out.
+func TestClaimThenFinishAttempts(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+		if err := db.Exec("INSERT INTO merchants (id, code, name, timezone, created_at) VALUES (1, 'm1', 'm', 'UTC', ?)", now).Error; err != nil {
+			t.Fatal(err)
+		}
+		ep := models.WebhookEndpoint{MerchantID: 1, URL: "https://example.com/hook", Events: "coupon.voided", Enabled: true,
+			Secret: "whsec_c2VjcmV0", CreatedAt: now, UpdatedAt: now}
+		if err := models.InsertWebhookEndpoint(db, &ep); err != nil {
+			t.Fatal(err)
+		}
+		uids := map[int64]string{}
+		for c := int64(1); c <= 3; c++ {
+			ev := models.OutboxEvent{MerchantID: 1, UID: models.NewEventUID(), Type: "coupon.voided", CouponID: c,
+				Data: `{"n":1}`, CreatedAt: now}
+			if err := models.InsertEvent(db, &ev); err != nil {
+				t.Fatal(err)
+			}
+			uids[ev.ID] = ev.UID
+		}
+		lease := now.Add(time.Minute)
+		xs, err := models.ClaimDeliveries(db, 1, ep.ID, now, lease, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(xs) != 3 {
+			t.Fatalf("claimed %d deliveries, want 3", len(xs))
+		}
+		byCoupon := map[int64]*models.ClaimedDelivery{}
+		for i := range xs {
+			x := &xs[i]
+			if x.Attempts != 1 || x.Event.ID != x.EventID || x.Event.UID != uids[x.EventID] || x.Event.Data != `{"n":1}` ||
+				x.Event.Type != "coupon.voided" || x.Event.CouponID != x.CouponID {
+				t.Fatalf("claimed %+v", *x)
+			}
+			byCoupon[x.CouponID] = x
+		}
+		if again, err := models.ClaimDeliveries(db, 1, ep.ID, now, lease, 10); err != nil || len(again) != 0 {
+			t.Fatalf("claimed again under the lease: %d, %v", len(again), err)
+		}
+
+		ok, fail := 204, 500
+		msg := "answered 500"
+		stale := byCoupon[3].WebhookDelivery
+		stale.Attempts = 2
+		retryAt := now.Add(5 * time.Second)
+		n, err := models.FinishAttempts(db, []models.FinishedAttempt{
+			{Delivery: &byCoupon[1].WebhookDelivery, Outcome: models.AttemptOutcome{Status: models.DeliveryDelivered,
+				StatusCode: &ok, NextAttemptAt: now, Now: now}},
+			{Delivery: &byCoupon[2].WebhookDelivery, Outcome: models.AttemptOutcome{Status: models.DeliveryPending,
+				StatusCode: &fail, Error: &msg, NextAttemptAt: retryAt, Now: now}},
+			{Delivery: &stale, Outcome: models.AttemptOutcome{Status: models.DeliveryDelivered, StatusCode: &ok,
+				NextAttemptAt: now, Now: now}},
+		})
+		if err != nil || n != 2 {
+			t.Fatalf("FinishAttempts = %d, %v; want 2 recorded", n, err)
+		}
+		var rows []models.WebhookDelivery
+		if err := db.Order("coupon_id").Find(&rows).Error; err != nil {
+			t.Fatal(err)
+		}
+		want := []struct {
+			status    models.DeliveryStatus
+			code      *int
+			leased    bool
+			delivered bool
+		}{
+			{models.DeliveryDelivered, &ok, false, true},
+			{models.DeliveryPending, &fail, false, false},
+			{models.DeliveryPending, nil, true, false},
+		}
+		for i, r := range rows {
+			w := want[i]
+			if r.Status != w.status || (r.LastStatusCode == nil) != (w.code == nil) ||
+				(w.code != nil && *r.LastStatusCode != *w.code) || (r.LeaseUntil != nil) != w.leased ||
+				(r.DeliveredAt != nil) != w.delivered || r.Attempts != 1 {
+				t.Errorf("coupon %d's delivery: %+v", r.CouponID, r)
+			}
+		}
+		if !rows[1].NextAttemptAt.Equal(retryAt) || rows[1].LastError == nil || *rows[1].LastError != msg {
+			t.Errorf("retried delivery: next %v, error %v", rows[1].NextAttemptAt, rows[1].LastError)
+		}
+	})
+}
