@@ -26,7 +26,10 @@ type ProbeConfig struct {
 	// (its delivery worker among them) and reports how long the deliveries
 	// took to drain after the load and their lag.
 	Webhook bool
-	Log     func(format string, a ...any)
+	// Jobs runs the server's background jobs (their schedules as in serve's
+	// defaults); Webhook turns them on too.
+	Jobs bool
+	Log  func(format string, a ...any)
 }
 
 // Probe runs one constant-rate redemption load against a fresh server and
@@ -39,7 +42,7 @@ func Probe(ctx context.Context, cfg ProbeConfig) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	fx, err := env.NewFixture(ctx, "coupond_bench_probe", harness.ServerConfig{Name: "probe-server", Jobs: cfg.Webhook,
+	fx, err := env.NewFixture(ctx, "coupond_bench_probe", harness.ServerConfig{Name: "probe-server", Jobs: cfg.Webhook || cfg.Jobs,
 		HoldTimeout: 2 * time.Minute, CompensateEvery: 30 * time.Second, MaxConns: cfg.MaxConns, DebugPort: dbg,
 		AllowPrivateWebhooks: cfg.Webhook})
 	if err != nil {

@@ -47,6 +47,7 @@ func main() {
 	rate := fs.Float64("rate", 200, "probe: redemptions per second")
 	secs := fs.Duration("for", 15*time.Second, "probe: how long")
 	maxConns := fs.Int("max-conns", 0, "probe: the server's pool size (0: its default)")
+	probeJobs := fs.Bool("jobs", false, "probe: run the server's background jobs")
 	webhook := fs.Bool("webhook", false, "probe: with one webhook endpoint subscribed to every event type, at a receiver on loopback")
 	_ = fs.Parse(os.Args[2:])
 	if *bin == "" && !strings.HasPrefix(cmd, "render") {
@@ -82,7 +83,7 @@ func main() {
 		}
 		md, rec = res.Markdown(*command), res
 	case "probe":
-		out, err := perf.Probe(ctx, perf.ProbeConfig{Env: env, Rate: *rate, Duration: *secs, MaxConns: *maxConns, Webhook: *webhook, Log: logf})
+		out, err := perf.Probe(ctx, perf.ProbeConfig{Env: env, Rate: *rate, Duration: *secs, MaxConns: *maxConns, Webhook: *webhook, Jobs: *probeJobs, Log: logf})
 		fmt.Print(out)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "probe:", err)
