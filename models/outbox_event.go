@@ -53,9 +53,12 @@ var uidEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPad
 // (the layout of a ULID or a UUIDv7). Ids made later sort after, so the
 // unique index on them grows at its right edge, as the ledger's does,
 // instead of dirtying a random page of it for every event.
-func NewEventUID() string {
+func NewEventUID() string { return eventUIDAt(time.Now()) }
+
+// eventUIDAt is NewEventUID for an id made at t.
+func eventUIDAt(t time.Time) string {
 	var b [16]byte
-	binary.BigEndian.PutUint64(b[:8], uint64(time.Now().UnixMilli())<<16)
+	binary.BigEndian.PutUint64(b[:8], uint64(t.UnixMilli())<<16)
 	_, _ = rand.Read(b[6:])
 	return "evt_" + uidEncoding.EncodeToString(b[:])
 }

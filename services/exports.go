@@ -12,22 +12,12 @@ import (
 // memory, and no read is held open while a slow client downloads. While
 // redemptions are being served, an export reads exportBusyBatch rows a
 // query, so no query holds a core of the database for long, and rests
-// between them (paced).
+// between them (exportPacer).
 const ExportBatch = 10000
 
 // exportBusyBatch is the rows of one export query beside the tills: about
-// 15 ms of work, like a reconciliation batch.
+// 15 ms of work, like a reconciliation batch (see exportPacer).
 const exportBusyBatch = 1000
-
-// exportBatches is the batch size of an export's next query.
-func exportBatches(t *tills) models.BatchSize {
-	return func() int {
-		if t.busy() {
-			return exportBusyBatch
-		}
-		return ExportBatch
-	}
-}
 
 // Stream emits the rows of an export to fn, in order, and stops at fn's first
 // error. The checks (role, filters) were made before it was returned, so an
@@ -59,9 +49,9 @@ func (c *Coupons) RedemptionExport(ctx context.Context, actor Actor, f Redemptio
 	}
 	mf := RedemptionFilter{StoreID: f.StoreID, Status: f.Status}.flowFilter(actor)
 	mf.From, mf.To = from, to
-	return paced(ctx, c.tills, func(fn func(models.FlowExportRow) error) error {
-		return models.EachFlowForExport(db, actor.MerchantID, mf, exportBatches(c.tills), fn)
-	}), nil
+	return func(fn func(models.FlowExportRow) error) error {
+		return models.EachFlowForExport(db, actor.MerchantID, mf, exportBatches(ctx, c.tills), fn)
+	}, nil
 }
 
 // FindingExportFilter narrows FindingExport; From and To bound the creation
@@ -84,9 +74,9 @@ func (r *Reconciler) FindingExport(ctx context.Context, actor Actor, f FindingEx
 		return nil, err
 	}
 	mf := models.FindingFilter{Status: f.Status, From: from, To: to}
-	return paced(ctx, r.tills, func(fn func(models.Finding) error) error {
-		return models.EachFindingForExport(db, actor.MerchantID, mf, exportBatches(r.tills), fn)
-	}), nil
+	return func(fn func(models.Finding) error) error {
+		return models.EachFindingForExport(db, actor.MerchantID, mf, exportBatches(ctx, r.tills), fn)
+	}, nil
 }
 
 // CodeExport returns the actor's campaign and the stream of its coupons
@@ -107,7 +97,7 @@ func (c *Campaigns) CodeExport(ctx context.Context, actor Actor, campaignID int6
 	if err != nil {
 		return nil, nil, err
 	}
-	return camp, paced(ctx, c.tills, func(fn func(models.Coupon) error) error {
-		return models.EachCouponOfCampaign(db, actor.MerchantID, camp.ID, f, t, exportBatches(c.tills), fn)
-	}), nil
+	return camp, func(fn func(models.Coupon) error) error {
+		return models.EachCouponOfCampaign(db, actor.MerchantID, camp.ID, f, t, exportBatches(ctx, c.tills), fn)
+	}, nil
 }

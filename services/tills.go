@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync/atomic"
 	"time"
+
+	"coupond/models"
 )
 
 // tills tells background work of this process whether redemptions are being
@@ -29,31 +31,34 @@ func (t *tills) busy() bool {
 	return t != nil && time.Since(time.Unix(0, t.last.Load())) < tillsQuiet
 }
 
-// exportPaceRows is how many rows an export streams between two looks at the
-// tills: one query's worth beside them (exportBusyBatch).
-const exportPaceRows = exportBusyBatch
+// exportPacer sizes an export's queries: ExportBatch rows while the tills
+// are quiet; beside them exportBusyBatch rows, and before each query a rest
+// as long as the batch before took to read, encode and write to the client,
+// so an export takes at most about half a core and leaves the tills the
+// rest.
+type exportPacer struct {
+	ctx   context.Context
+	tills *tills
+	rest  func(context.Context, time.Duration) bool
+	// since is when the batch before began, zero when it ran at full speed.
+	since time.Time
+}
 
-// paced returns s streaming as fast as it can while the tills are quiet and,
-// while they are busy, resting after every exportPaceRows rows as long as
-// those rows took (read, encoded and written to the client), so an export
-// beside the redemptions takes at most about half of a core and leaves them
-// the rest. It stops early when ctx ends.
-func paced[T any](ctx context.Context, t *tills, s Stream[T]) Stream[T] {
-	return func(fn func(T) error) error {
-		n, since := 0, time.Now()
-		return s(func(row T) error {
-			if err := fn(row); err != nil {
-				return err
-			}
-			if n++; n < exportPaceRows {
-				return nil
-			}
-			n = 0
-			if t.busy() && !rest(ctx, time.Since(since)) {
-				return ctx.Err()
-			}
-			since = time.Now()
-			return nil
-		})
+// exportBatches is the batch size of an export's queries under ctx, whose
+// end also ends a rest (the next query then fails with ctx's error).
+func exportBatches(ctx context.Context, t *tills) models.BatchSize {
+	p := &exportPacer{ctx: ctx, tills: t, rest: rest}
+	return p.next
+}
+
+func (p *exportPacer) next() int {
+	if !p.tills.busy() {
+		p.since = time.Time{}
+		return ExportBatch
 	}
+	if !p.since.IsZero() {
+		p.rest(p.ctx, time.Since(p.since))
+	}
+	p.since = time.Now()
+	return exportBusyBatch
 }

@@ -2,35 +2,23 @@ package services
 
 import (
 	"context"
-	"errors"
 	"testing"
+	"time"
 )
 
-// TestPacedRestsOnlyBesideTheTills streams three chunks of rows under a
-// context that has ended: with the tills quiet every row goes out (no rest
-// is taken, so the ended context is never waited on); with them busy the
-// stream rests after its first chunk and stops there with the context's
-// error.
-func TestPacedRestsOnlyBesideTheTills(t *testing.T) {
-	rows := 3 * exportPaceRows
-	source := func(fn func(int) error) error {
-		for i := range rows {
-			if err := fn(i); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
+// TestExportPacerRestsOnlyBesideTheTills asks an export's pacer for three
+// batch sizes: with the tills quiet it gives full batches and never rests;
+// with them busy it gives small ones and rests before every query but the
+// first.
+func TestExportPacerRestsOnlyBesideTheTills(t *testing.T) {
 	tests := []struct {
-		name    string
-		busy    bool
-		want    int
-		wantErr error
+		name      string
+		busy      bool
+		wantSize  int
+		wantRests int
 	}{
-		{name: "quiet", want: rows},
-		{name: "busy", busy: true, want: exportPaceRows, wantErr: context.Canceled},
+		{name: "quiet", wantSize: ExportBatch},
+		{name: "busy", busy: true, wantSize: exportBusyBatch, wantRests: 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -38,10 +26,16 @@ func TestPacedRestsOnlyBesideTheTills(t *testing.T) {
 			if tt.busy {
 				tl.served()
 			}
-			got := 0
-			err := paced(ctx, tl, Stream[int](source))(func(int) error { got++; return nil })
-			if !errors.Is(err, tt.wantErr) || got != tt.want {
-				t.Fatalf("streamed %d rows, err %v; want %d, %v", got, err, tt.want, tt.wantErr)
+			rests := 0
+			p := &exportPacer{ctx: context.Background(), tills: tl,
+				rest: func(_ context.Context, d time.Duration) bool { rests++; return d >= 0 }}
+			for range 3 {
+				if got := p.next(); got != tt.wantSize {
+					t.Fatalf("batch of %d rows, want %d", got, tt.wantSize)
+				}
+			}
+			if rests != tt.wantRests {
+				t.Fatalf("rested %d times, want %d", rests, tt.wantRests)
 			}
 		})
 	}
