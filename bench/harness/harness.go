@@ -179,6 +179,10 @@ type ServerConfig struct {
 	// ExtraArgs are appended to serve's arguments (--query-exec-mode,
 	// --otlp-endpoint, ...).
 	ExtraArgs []string
+	// GoMaxProcs, when above 0, is the server's GOMAXPROCS: how many cores
+	// its Go code runs on at once (docs/operations.md: half the cores of a
+	// machine it shares with PostgreSQL). 0 leaves Go's default, every core.
+	GoMaxProcs int
 }
 
 // Server is a running coupond serve process.
@@ -268,6 +272,9 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	cmd := exec.Command(s.env.Bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	if c.GoMaxProcs > 0 {
+		cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(c.GoMaxProcs))
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		logf.Close()

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sort"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -21,6 +23,9 @@ type ProbeConfig struct {
 	Duration time.Duration
 	// MaxConns is the server's pool size (0: its default).
 	MaxConns int
+	// ServerProcs is the server's GOMAXPROCS (0: as in the perf run, half
+	// the cores; -1: Go's default, every core).
+	ServerProcs int
 	// Webhook subscribes one endpoint, at a receiver on loopback that
 	// verifies every signature, to every event type, runs the server's jobs
 	// (its delivery worker among them) and reports how long the deliveries
@@ -38,11 +43,16 @@ type ProbeConfig struct {
 // goes; the full report is Run's.
 func Probe(ctx context.Context, cfg ProbeConfig) (string, error) {
 	env := cfg.Env
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(generatorProcs))
+	procs := cfg.ServerProcs
+	if procs == 0 {
+		procs = serverProcs()
+	}
 	dbg, err := harness.FreePort()
 	if err != nil {
 		return "", err
 	}
-	fx, err := env.NewFixture(ctx, "coupond_bench_probe", harness.ServerConfig{Name: "probe-server", Jobs: cfg.Webhook || cfg.Jobs,
+	fx, err := env.NewFixture(ctx, "coupond_bench_probe", harness.ServerConfig{GoMaxProcs: procs, Name: "probe-server", Jobs: cfg.Webhook || cfg.Jobs,
 		HoldTimeout: 2 * time.Minute, CompensateEvery: 30 * time.Second, MaxConns: cfg.MaxConns, DebugPort: dbg,
 		AllowPrivateWebhooks: cfg.Webhook})
 	if err != nil {
@@ -119,6 +129,7 @@ func Probe(ctx context.Context, cfg ProbeConfig) (string, error) {
 	}
 	out += "\n"
 
+	out += slowest(recs, 12)
 	if st.OK > 0 {
 		out += fmt.Sprintf("server CPU per redemption: %.2f ms\n", cpu["coupond server"]*1000/float64(st.OK))
 	}
@@ -130,6 +141,20 @@ func Probe(ctx context.Context, cfg ProbeConfig) (string, error) {
 		return out, err
 	}
 	return out + "\n" + top, nil
+}
+
+// slowest lists the n slowest requests by latency from the intended send,
+// split into the wait before the request left the generator and the time
+// from leaving to the answer, so a tail can be told apart as the
+// generator's (its pacer) or the server's, and placed in the run.
+func slowest(recs []*load.Record, n int) string {
+	s := append([]*load.Record(nil), recs...)
+	sort.Slice(s, func(i, j int) bool { return s[i].Latency() > s[j].Latency() })
+	out := "slowest (intended at s: latency = wait to send + answer, ms):"
+	for _, r := range s[:min(n, len(s))] {
+		out += fmt.Sprintf(" %.3f: %.0f = %.0f + %.0f;", r.Intended.Seconds(), ms(r.Latency()), ms(r.Sent-r.Intended), ms(r.Done-r.Sent))
+	}
+	return out + "\n"
 }
 
 // drainDeliveries waits until the fixture has no PENDING webhook delivery,

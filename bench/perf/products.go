@@ -223,7 +223,7 @@ func productScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 // short ramp on a plain campaign for the knees' start, then the rows.
 func productsOnly(ctx context.Context, cfg Config, res *Result) error {
 	env := cfg.Env
-	fx, err := env.NewFixture(ctx, "coupond_bench_products", harness.ServerConfig{Name: "bench-products", Jobs: true,
+	fx, err := env.NewFixture(ctx, "coupond_bench_products", harness.ServerConfig{GoMaxProcs: serverProcs(), Name: "bench-products", Jobs: true,
 		HoldTimeout: 2 * time.Minute, CompensateEvery: 30 * time.Second})
 	if err != nil {
 		return err

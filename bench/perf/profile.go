@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -104,3 +105,16 @@ func procCPU(pid int) float64 {
 	st, _ := strconv.ParseFloat(f[12], 64)
 	return (ut + st) / 100
 }
+
+// serverProcs is the GOMAXPROCS of the coupond servers the scenarios start
+// on PostgreSQL: half the machine's cores, at least one, as
+// docs/operations.md advises for a server that shares its machine with
+// PostgreSQL. Here the generator shares it too; docs/TUNING.md has what the
+// setting measured. The embedded SQLite rows keep Go's default: there the
+// database runs inside coupond's own process.
+func serverProcs() int { return max(1, runtime.NumCPU()/2) }
+
+// generatorProcs is the GOMAXPROCS of this process while it generates load:
+// one core is ample for its rates, and a second only adds the Go
+// scheduler's wake-ups to a machine the server and PostgreSQL share.
+const generatorProcs = 1

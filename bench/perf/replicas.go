@@ -201,7 +201,7 @@ func redisReplicas(ctx context.Context, cfg Config, res *Result, knee float64) e
 		return err
 	}
 	hold, every := 2*time.Minute, 30*time.Second
-	sc := harness.ServerConfig{Name: "bench-replica-a", Jobs: true, HoldTimeout: hold, CompensateEvery: every}
+	sc := harness.ServerConfig{GoMaxProcs: serverProcs(), Name: "bench-replica-a", Jobs: true, HoldTimeout: hold, CompensateEvery: every}
 	if w.fx, err = env.NewFixture(ctx, "coupond_bench_replicas", sc); err != nil {
 		return err
 	}

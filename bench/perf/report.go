@@ -129,6 +129,14 @@ func (r *Result) Markdown(command string) string {
 		"from the moment the open-loop pacer intended to send each request (vegeta pacing, recording transport), so "+
 		"queueing delay is never hidden. Re-run with `bench/run.sh` (full) or `QUICK=1 bench/run.sh`.\n\n",
 		command, r.Date, mode, r.WallSeconds, r.Host)
+	if r.ServerProcs > 0 {
+		p("The coupond servers on PostgreSQL run with `GOMAXPROCS=%d`, half the machine's cores, as "+
+			"[operations.md](operations.md#sharing-a-machine-with-postgresql) advises for a server that shares its machine with "+
+			"PostgreSQL; the generator runs with %d and the embedded SQLite rows with Go's default (what the setting measured: "+
+			"[TUNING.md](TUNING.md#the-go-scheduler-on-a-shared-machine)). The row at half the knee starts after %.0f s of "+
+			"redemptions at its rate, since the knee's last step ends with an audit that leaves the server idle.\n\n",
+			r.ServerProcs, r.GeneratorProcs, halfKneeWarmUp.Seconds())
+	}
 	p("Load average (1, 5, 15 min) at the start and end of the run: %s. Over the run the machine's CPU was idle %.1f%% of the "+
 		"time, and %.1f%% was *steal*: time the hypervisor gave the host's other virtual machines while this one had work to run. "+
 		"Steal comes and goes with the neighbours, so the absolute figures move from run to run; each scenario's share is in its "+

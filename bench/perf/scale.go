@@ -53,7 +53,7 @@ func scaleKnees(ctx context.Context, cfg Config, res *Result) error {
 	}
 	perRow := int((50+rampTo)/2*rampOver.Seconds()) + 200
 	hold, every := 2*time.Minute, 30*time.Second
-	fx, err := env.NewFixture(ctx, "coupond_bench_scale", harness.ServerConfig{Name: "bench-scale-a", Jobs: true,
+	fx, err := env.NewFixture(ctx, "coupond_bench_scale", harness.ServerConfig{GoMaxProcs: serverProcs(), Name: "bench-scale-a", Jobs: true,
 		HoldTimeout: hold, CompensateEvery: every, MaxConns: 8})
 	if err != nil {
 		return err
@@ -107,7 +107,7 @@ func scaleKnees(ctx context.Context, cfg Config, res *Result) error {
 				}
 				servers := []*harness.Server{fx.Server}
 				for i := 1; i < 3; i++ {
-					s, err := env.StartServer(ctx, harness.ServerConfig{Name: fmt.Sprintf("bench-scale-%c", 'a'+i), Jobs: true,
+					s, err := env.StartServer(ctx, harness.ServerConfig{GoMaxProcs: serverProcs(), Name: fmt.Sprintf("bench-scale-%c", 'a'+i), Jobs: true,
 						HoldTimeout: hold, CompensateEvery: every, MaxConns: 8, DatabaseURL: viaBouncer, ExtraArgs: args})
 					if err != nil {
 						return "", nil, nil, err

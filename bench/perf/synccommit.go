@@ -33,7 +33,7 @@ func syncCommitKnees(ctx context.Context, cfg Config, res *Result) error {
 	}
 	env := pc.Env(cfg.Env)
 	hold, every := 2*time.Minute, 30*time.Second
-	fx, err := env.NewFixture(ctx, "coupond_bench_sync", harness.ServerConfig{Name: "bench-sync", Jobs: true,
+	fx, err := env.NewFixture(ctx, "coupond_bench_sync", harness.ServerConfig{GoMaxProcs: serverProcs(), Name: "bench-sync", Jobs: true,
 		HoldTimeout: hold, CompensateEvery: every, MaxConns: 8})
 	if err != nil {
 		return err

@@ -199,7 +199,7 @@ func webhookScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 // ramp on a plain campaign, then webhookScenarios, whose knees step down
 // from that ramp's knee.
 func webhooksOnly(ctx context.Context, cfg Config, res *Result) error {
-	fx, err := cfg.Env.NewFixture(ctx, "coupond_bench_webhooks", harness.ServerConfig{Name: "bench-webhooks", Jobs: true,
+	fx, err := cfg.Env.NewFixture(ctx, "coupond_bench_webhooks", harness.ServerConfig{GoMaxProcs: serverProcs(), Name: "bench-webhooks", Jobs: true,
 		HoldTimeout: 2 * time.Minute, CompensateEvery: 30 * time.Second, AllowPrivateWebhooks: true})
 	if err != nil {
 		return err

@@ -70,7 +70,7 @@ func yieldingOnly(ctx context.Context, cfg Config, res *Result) error {
 	res.Knee = knee
 	env := cfg.Env
 	hold, every := 2*time.Minute, 30*time.Second
-	fx, err := env.NewFixture(ctx, "coupond_bench_bg", harness.ServerConfig{Name: "bench-server", Jobs: true, HoldTimeout: hold,
+	fx, err := env.NewFixture(ctx, "coupond_bench_bg", harness.ServerConfig{GoMaxProcs: serverProcs(), Name: "bench-server", Jobs: true, HoldTimeout: hold,
 		CompensateEvery: every, AllowPrivateWebhooks: true})
 	if err != nil {
 		return err

@@ -45,6 +45,7 @@ func main() {
 	out := fs.String("json", "", "write the JSON record here")
 	command := fs.String("command", "", "the command line to print in the report")
 	rate := fs.Float64("rate", 200, "probe: redemptions per second")
+	serverProcs := fs.Int("server-procs", 0, "probe: the server's GOMAXPROCS (0: half the cores, as in the perf run; -1: Go's default, every core)")
 	secs := fs.Duration("for", 15*time.Second, "probe: how long")
 	maxConns := fs.Int("max-conns", 0, "probe: the server's pool size (0: its default)")
 	probeJobs := fs.Bool("jobs", false, "probe: run the server's background jobs")
@@ -83,7 +84,7 @@ func main() {
 		}
 		md, rec = res.Markdown(*command), res
 	case "probe":
-		out, err := perf.Probe(ctx, perf.ProbeConfig{Env: env, Rate: *rate, Duration: *secs, MaxConns: *maxConns, Webhook: *webhook, Jobs: *probeJobs, Log: logf})
+		out, err := perf.Probe(ctx, perf.ProbeConfig{Env: env, Rate: *rate, Duration: *secs, MaxConns: *maxConns, ServerProcs: *serverProcs, Webhook: *webhook, Jobs: *probeJobs, Log: logf})
 		fmt.Print(out)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "probe:", err)
