@@ -2,6 +2,7 @@ package services
 
 import (
 	"context"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -62,3 +63,24 @@ func (p *exportPacer) next() int {
 	p.since = time.Now()
 	return exportBusyBatch
 }
+
+// exportYieldRows is how many rows an export hands on between offers of its
+// core to the tills' requests while they are busy. Go lets a goroutine run
+// for about 10 ms before it preempts it, and a batch of rows takes longer to
+// encode than that: with GOMAXPROCS=1 (docs/operations.md, a machine shared
+// with PostgreSQL) a redemption arriving meanwhile would wait for all of it.
+const exportYieldRows = 50
+
+// yieldingRows returns fn that, every exportYieldRows rows while the tills
+// are busy, first lets other goroutines run (runtime.Gosched): the requests
+// waiting for a core then go ahead of the rest of the batch.
+func yieldingRows[T any](t *tills, fn func(T) error) func(T) error {
+	n := 0
+	return func(row T) error {
+		if n++; n%exportYieldRows == 0 && t.busy() {
+			runtime.Gosched()
+		}
+		return fn(row)
+	}
+}
+
