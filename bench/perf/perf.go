@@ -242,7 +242,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.Host, _ = os.Hostname()
 	res.LoadAvg = append(res.LoadAvg, loadavg())
 	host0 := harness.ReadHostCPU()
-	if cfg.Only == "redis" || cfg.Only == "scale" || cfg.Only == "reconciliation" || cfg.Only == "products" || cfg.Only == "webhooks" {
+	if cfg.Only == "redis" || cfg.Only == "scale" || cfg.Only == "reconciliation" || cfg.Only == "products" || cfg.Only == "webhooks" ||
+		cfg.Only == "sqlite" {
 		res.Only = cfg.Only
 		run := func() error { return redisReplicas(ctx, cfg, res, cfg.Knee) }
 		switch cfg.Only {
@@ -254,6 +255,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			run = func() error { return productsOnly(ctx, cfg, res) }
 		case "webhooks":
 			run = func() error { return webhooksOnly(ctx, cfg, res) }
+		case "sqlite":
+			run = func() error { return sqliteRows(ctx, cfg, res) }
 		}
 		err := run()
 		res.WallSeconds = round(time.Since(start).Seconds())

@@ -34,6 +34,9 @@ type ProbeConfig struct {
 	// Jobs runs the server's background jobs (their schedules as in serve's
 	// defaults); Webhook turns them on too.
 	Jobs bool
+	// Sample scrapes the server's /metrics every 200 ms during the load, as
+	// the perf rows do for RSS and goroutines.
+	Sample bool
 	Log  func(format string, a ...any)
 }
 
@@ -102,6 +105,10 @@ func Probe(ctx context.Context, cfg ProbeConfig) (string, error) {
 	profErr := make(chan error, 1)
 	go func() { profErr <- fx.Server.CPUProfile(ctx, cfg.Duration-time.Second, profPath) }()
 	prof := startProfiler(ctx, fx, env)
+	if cfg.Sample {
+		sm := harness.StartSampler(fx.Server, 200*time.Millisecond)
+		defer sm.Stop()
+	}
 	host0 := harness.ReadHostCPU()
 	recs := load.Run(ctx, load.Attack{Name: "probe", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: cfg.Rate},
 		Duration: cfg.Duration, MaxOps: int(cfg.Rate * cfg.Duration.Seconds()), Next: next})

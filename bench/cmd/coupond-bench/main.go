@@ -39,12 +39,13 @@ func main() {
 	dir := fs.String("dir", os.TempDir(), "scratch directory for logs")
 	quick := fs.Bool("quick", false, "perf: small sizes and short steps (under 2 minutes)")
 	ci := fs.Bool("ci", false, "faults: the short subset (about 70 s)")
-	only := fs.String("only", "", "faults, perf: run only this group (redis: the Redis faults, or the Redis on/off scenarios on three replicas; patroni: the failover faults of a Patroni cluster; webhooks: the webhook faults and the PostgreSQL restarts, or the webhook knees and delivery lag; scale: the knees through pgbouncer, behind haproxy, with tracing and with synchronous commit; reconciliation: the reconciliation row on a seeded ledger; products: the knee with weekday and time rules against without, and the per-store daily limit's rate)")
+	only := fs.String("only", "", "faults, perf: run only this group (redis: the Redis faults, or the Redis on/off scenarios on three replicas; patroni: the failover faults of a Patroni cluster; webhooks: the webhook faults and the PostgreSQL restarts, or the webhook knees and delivery lag; scale: the knees through pgbouncer, behind haproxy, with tracing and with synchronous commit; reconciliation: the reconciliation row on a seeded ledger; products: the knee with weekday and time rules against without, and the per-store daily limit's rate; sqlite: the embedded SQLite rows, FULL against NORMAL)")
 	knee := fs.Float64("knee", 0, "perf -only redis or reconciliation: the single server's knee, whose half is the replicas' (or the reconciliation row's) fixed rate (default: the latest record's)")
 	doc := fs.String("doc", "", "write the Markdown report here")
 	out := fs.String("json", "", "write the JSON record here")
 	command := fs.String("command", "", "the command line to print in the report")
 	rate := fs.Float64("rate", 200, "probe: redemptions per second")
+	probeSample := fs.Bool("sample", false, "probe: scrape /metrics every 200 ms during the load, as the perf rows do")
 	serverProcs := fs.Int("server-procs", 0, "probe: the server's GOMAXPROCS (0: half the cores, as in the perf run; -1: Go's default, every core)")
 	secs := fs.Duration("for", 15*time.Second, "probe: how long")
 	maxConns := fs.Int("max-conns", 0, "probe: the server's pool size (0: its default)")
@@ -84,7 +85,7 @@ func main() {
 		}
 		md, rec = res.Markdown(*command), res
 	case "probe":
-		out, err := perf.Probe(ctx, perf.ProbeConfig{Env: env, Rate: *rate, Duration: *secs, MaxConns: *maxConns, ServerProcs: *serverProcs, Webhook: *webhook, Jobs: *probeJobs, Log: logf})
+		out, err := perf.Probe(ctx, perf.ProbeConfig{Env: env, Rate: *rate, Duration: *secs, MaxConns: *maxConns, ServerProcs: *serverProcs, Webhook: *webhook, Jobs: *probeJobs, Sample: *probeSample, Log: logf})
 		fmt.Print(out)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "probe:", err)
