@@ -37,7 +37,7 @@ type ProbeConfig struct {
 	// Sample scrapes the server's /metrics every 200 ms during the load, as
 	// the perf rows do for RSS and goroutines.
 	Sample bool
-	Log  func(format string, a ...any)
+	Log    func(format string, a ...any)
 }
 
 // Probe runs one constant-rate redemption load against a fresh server and
