@@ -83,4 +83,3 @@ func yieldingRows[T any](t *tills, fn func(T) error) func(T) error {
 		return fn(row)
 	}
 }
-

@@ -92,4 +92,3 @@ func TestYieldingRowsLetsTheTillsIn(t *testing.T) {
 		t.Fatalf("error %v after %d rows, want %v after 1", err, n, stop)
 	}
 }
-
