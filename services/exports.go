@@ -50,7 +50,8 @@ func (c *Coupons) RedemptionExport(ctx context.Context, actor Actor, f Redemptio
 	mf := RedemptionFilter{StoreID: f.StoreID, Status: f.Status}.flowFilter(actor)
 	mf.From, mf.To = from, to
 	return func(fn func(models.FlowExportRow) error) error {
-		return models.EachFlowForExport(db, actor.MerchantID, mf, exportBatches(ctx, c.tills), yieldingRows(c.tills, fn))
+		size, row := exportPace(ctx, c.tills, fn)
+		return models.EachFlowForExport(db, actor.MerchantID, mf, size, row)
 	}, nil
 }
 
@@ -75,7 +76,8 @@ func (r *Reconciler) FindingExport(ctx context.Context, actor Actor, f FindingEx
 	}
 	mf := models.FindingFilter{Status: f.Status, From: from, To: to}
 	return func(fn func(models.Finding) error) error {
-		return models.EachFindingForExport(db, actor.MerchantID, mf, exportBatches(ctx, r.tills), yieldingRows(r.tills, fn))
+		size, row := exportPace(ctx, r.tills, fn)
+		return models.EachFindingForExport(db, actor.MerchantID, mf, size, row)
 	}, nil
 }
 
@@ -98,6 +100,7 @@ func (c *Campaigns) CodeExport(ctx context.Context, actor Actor, campaignID int6
 		return nil, nil, err
 	}
 	return camp, func(fn func(models.Coupon) error) error {
-		return models.EachCouponOfCampaign(db, actor.MerchantID, camp.ID, f, t, exportBatches(ctx, c.tills), yieldingRows(c.tills, fn))
+		size, row := exportPace(ctx, c.tills, fn)
+		return models.EachCouponOfCampaign(db, actor.MerchantID, camp.ID, f, t, size, row)
 	}, nil
 }

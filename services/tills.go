@@ -45,6 +45,13 @@ type exportPacer struct {
 	since time.Time
 }
 
+// exportPace is how an export under ctx shares the process with the tills:
+// the size of each of its queries (exportBatches) and fn wrapped to offer the
+// core to waiting requests between rows (yieldingRows).
+func exportPace[T any](ctx context.Context, t *tills, fn func(T) error) (models.BatchSize, func(T) error) {
+	return exportBatches(ctx, t), yieldingRows(t, fn)
+}
+
 // exportBatches is the batch size of an export's queries under ctx, whose
 // end also ends a rest (the next query then fails with ctx's error).
 func exportBatches(ctx context.Context, t *tills) models.BatchSize {

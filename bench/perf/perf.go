@@ -228,9 +228,9 @@ func (c *codes) take() string {
 	return s
 }
 
-// halfKneeWarmUp is how long redemptions run at half the knee before the
-// row that measures its p99.
-const halfKneeWarmUp = 3 * time.Second
+// warmUpFor is how long redemptions run before the ramp and before the row
+// at half the knee, at that row's rate.
+const warmUpFor = 3 * time.Second
 
 // Run runs every scenario.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
@@ -351,6 +351,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	redeemNext := func(prefix string) func(int) load.Op {
 		return func(int) load.Op { return load.Redeem("redeem", pool.take(), fx.StoreID, newRID(prefix)) }
 	}
+	// warmUp redeems at rate for warmUpFor before a measured run.
+	warmUp := func(rate float64, prefix string) {
+		load.Run(ctx, load.Attack{Name: "warm-up", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: rate},
+			Duration: warmUpFor, MaxOps: int(rate * warmUpFor.Seconds()), Next: redeemNext(prefix)})
+	}
 
 	// Throughput ramp.
 	rampTo, rampOver := 4000.0, 40*time.Second
@@ -362,8 +367,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := settle(ctx, fx); err != nil {
 		return nil, err
 	}
-	load.Run(ctx, load.Attack{Name: "warm-up", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: 50},
-		Duration: 3 * time.Second, MaxOps: 150, Next: redeemNext("warm-")})
+	warmUp(50, "warm-")
 	cfg.logf("throughput ramp 50 -> %.0f/s over %s", rampTo, rampOver)
 	rctx, cancel := context.WithCancel(ctx)
 	var slow atomic.Int64
@@ -476,8 +480,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	// server idle for seconds: warm it up at the rate before measuring, as
 	// before the ramp, so the row measures the steady rate rather than the
 	// first requests after a pause.
-	load.Run(ctx, load.Attack{Name: "warm-up", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: res.Knee / 2},
-		Duration: halfKneeWarmUp, MaxOps: int(res.Knee / 2 * halfKneeWarmUp.Seconds()), Next: redeemNext("warm-half-")})
+	warmUp(res.Knee/2, "warm-half-")
 	s, err = constantRun("constant at half the knee", res.Knee/2, false)
 	if err != nil {
 		return nil, err

@@ -145,7 +145,7 @@ func (r *Result) Markdown(command string) string {
 			"PostgreSQL; the generator runs with %d and the embedded SQLite rows with Go's default (what the setting measured: "+
 			"[TUNING.md](TUNING.md#the-go-scheduler-on-a-shared-machine)). The row at half the knee starts after %.0f s of "+
 			"redemptions at its rate, since the knee's last step ends with an audit that leaves the server idle.\n\n",
-			r.ServerProcs, r.GeneratorProcs, halfKneeWarmUp.Seconds())
+			r.ServerProcs, r.GeneratorProcs, warmUpFor.Seconds())
 	}
 	p("Load average (1, 5, 15 min) at the start and end of the run: %s. Over the run the machine's CPU was idle %.1f%% of the "+
 		"time, and %.1f%% was *steal*: time the hypervisor gave the host's other virtual machines while this one had work to run. "+
