@@ -228,8 +228,12 @@ func (c *codes) take() string {
 	return s
 }
 
-// warmUpFor is how long redemptions run before the ramp and before the row
-// at half the knee, at that row's rate.
+// warmUpFor is how long redemptions run, unmeasured, before the ramp and
+// before every constant run of the knee's steps and of the row at half the
+// knee, at that run's rate. Each step follows an audit that leaves the
+// server idle for seconds, and in every probe the first requests after such
+// a pause took 50-150 ms: without it a step measured the restart as much as
+// the rate.
 const warmUpFor = 3 * time.Second
 
 // Run runs every scenario.
@@ -265,7 +269,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return res, err
 	}
 	nIssue, pgSecs, pgCoupons := 1_000_000, 20, 1_000_000
-	nLoad, nOwn := 500_000, 200_000
+	nLoad, nOwn := 600_000, 200_000
 	if cfg.Quick {
 		nIssue, pgSecs, pgCoupons, nLoad, nOwn = 100_000, 5, 200_000, 100_000, 60_000
 	}
@@ -454,6 +458,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	// constant run holds p99 <= 100 ms with no errors (at most six tries;
 	// the last one tried is reported either way).
 	for try, rate := 0, math.Max(res.RampKnee, 50); try < 6; try, rate = try+1, math.Round(rate*0.9) {
+		warmUp(rate, "warm-step-")
 		s, err := constantRun("constant at the knee", rate, true)
 		if err != nil {
 			return nil, err
@@ -478,7 +483,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg.logf("sustained knee %.0f/s", res.Knee)
 	// The knee's steps end with an audit of the ledger, which leaves the
 	// server idle for seconds: warm it up at the rate before measuring, as
-	// before the ramp, so the row measures the steady rate rather than the
+	// before every step, so the row measures the steady rate rather than the
 	// first requests after a pause.
 	warmUp(res.Knee/2, "warm-half-")
 	s, err = constantRun("constant at half the knee", res.Knee/2, false)

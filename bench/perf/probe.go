@@ -26,6 +26,9 @@ type ProbeConfig struct {
 	// ServerProcs is the server's GOMAXPROCS (0: as in the perf run, half
 	// the cores; -1: Go's default, every core).
 	ServerProcs int
+	// GeneratorProcs is this process's GOMAXPROCS during the probe (0: as
+	// in the perf run).
+	GeneratorProcs int
 	// Webhook subscribes one endpoint, at a receiver on loopback that
 	// verifies every signature, to every event type, runs the server's jobs
 	// (its delivery worker among them) and reports how long the deliveries
@@ -46,7 +49,11 @@ type ProbeConfig struct {
 // goes; the full report is Run's.
 func Probe(ctx context.Context, cfg ProbeConfig) (string, error) {
 	env := cfg.Env
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(generatorProcs))
+	gp := generatorProcs
+	if cfg.GeneratorProcs > 0 {
+		gp = cfg.GeneratorProcs
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(gp))
 	procs := cfg.ServerProcs
 	if procs == 0 {
 		procs = serverProcs()

@@ -143,8 +143,10 @@ func (r *Result) Markdown(command string) string {
 		p("The coupond servers on PostgreSQL run with `GOMAXPROCS=%d`, half the machine's cores, as "+
 			"[operations.md](operations.md#sharing-a-machine-with-postgresql) advises for a server that shares its machine with "+
 			"PostgreSQL; the generator runs with %d and the embedded SQLite rows with Go's default (what the setting measured: "+
-			"[TUNING.md](TUNING.md#the-go-scheduler-on-a-shared-machine)). The row at half the knee starts after %.0f s of "+
-			"redemptions at its rate, since the knee's last step ends with an audit that leaves the server idle.\n\n",
+			"[TUNING.md](TUNING.md#the-go-scheduler-on-a-shared-machine)). Every constant run of the knee's steps (with and "+
+			"without a webhook endpoint) and the row at half the knee start after %.0f s of unmeasured redemptions at their "+
+			"rate, since each follows an audit that leaves the server idle, and the first requests after such a pause took "+
+			"50-150 ms in every probe.\n\n",
 			r.ServerProcs, r.GeneratorProcs, warmUpFor.Seconds())
 	}
 	p("Load average (1, 5, 15 min) at the start and end of the run: %s. Over the run the machine's CPU was idle %.1f%% of the "+
@@ -801,10 +803,10 @@ func (r *Result) webhookMarkdown(p func(string, ...any)) {
 	}
 	yesNo := map[bool]string{true: "yes", false: "no"}
 	p("\n### Webhooks: the knee with one subscribed endpoint\n\n")
-	p("From %.0f/s down by 5%%, a %.0f s constant run without a subscribed endpoint, then (the endpoint subscribed to every "+
+	p("From %.0f/s down by 5%%, a %.0f s constant run (after %.0f s unmeasured at its rate) without a subscribed endpoint, then (the endpoint subscribed to every "+
 		"event type, at a receiver on loopback that verifies each signature) one with it, at each rate, until each has held "+
 		"p99 ≤ 100 ms with no error; a side that held stops stepping. The ramp with the endpoint broke at %.0f/s against "+
-		"%.0f/s for the run's ramp without (%s).\n\n", w.Start, w.StepSeconds, r.KneeWebhook, r.RampKnee, r.KneeWebhookReason)
+		"%.0f/s for the run's ramp without (%s).\n\n", w.Start, w.StepSeconds, warmUpFor.Seconds(), r.KneeWebhook, r.RampKnee, r.KneeWebhookReason)
 	p("| rate | no endpoint p99 ms | held | one endpoint p99 ms | held |\n|---|---|---|---|---|\n")
 	for i := 0; i < max(len(w.PlainSteps), len(w.HookSteps)); i++ {
 		cell := func(steps []KneeStep) (float64, string, string) {

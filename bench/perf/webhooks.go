@@ -115,6 +115,11 @@ func webhookScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 	wk := &WebhookKnees{Start: math.Round(res.Knee), StepSeconds: stepSecs.Seconds()}
 	res.Webhook = wk
 	constant := func(name string, rate float64) (Scenario, KneeStep) {
+		// Each step follows an audit and a drain that leave the server
+		// idle: run at the rate unmeasured first, as the run's own knee
+		// steps do, so both sides measure the steady rate.
+		load.Run(ctx, load.Attack{Name: "warm-up", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: rate},
+			Duration: warmUpFor, MaxOps: int(rate * warmUpFor.Seconds()), Next: next("wwarm-")})
 		cfg.logf("%s: %.0f/s for %s", name, rate, stepSecs)
 		sm := harness.StartSampler(fx.Server, 200*time.Millisecond)
 		recs := load.Run(ctx, load.Attack{Name: name, URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: rate},
@@ -205,7 +210,7 @@ func webhooksOnly(ctx context.Context, cfg Config, res *Result) error {
 		return err
 	}
 	defer fx.Close()
-	rampTo, rampOver, step, n := 3000.0, 20*time.Second, 15*time.Second, 300_000
+	rampTo, rampOver, step, n := 3000.0, 20*time.Second, 15*time.Second, 400_000
 	if cfg.Quick {
 		rampTo, rampOver, step, n = 2000, 10*time.Second, 3*time.Second, 60_000
 	}

@@ -47,6 +47,7 @@ func main() {
 	rate := fs.Float64("rate", 200, "probe: redemptions per second")
 	probeSample := fs.Bool("sample", false, "probe: scrape /metrics every 200 ms during the load, as the perf rows do")
 	serverProcs := fs.Int("server-procs", 0, "probe: the server's GOMAXPROCS (0: half the cores, as in the perf run; -1: Go's default, every core)")
+	generatorProcs := fs.Int("generator-procs", 0, "probe: this process's GOMAXPROCS while it generates load (0: as in the perf run)")
 	secs := fs.Duration("for", 15*time.Second, "probe: how long")
 	maxConns := fs.Int("max-conns", 0, "probe: the server's pool size (0: its default)")
 	probeJobs := fs.Bool("jobs", false, "probe: run the server's background jobs")
@@ -85,7 +86,7 @@ func main() {
 		}
 		md, rec = res.Markdown(*command), res
 	case "probe":
-		out, err := perf.Probe(ctx, perf.ProbeConfig{Env: env, Rate: *rate, Duration: *secs, MaxConns: *maxConns, ServerProcs: *serverProcs, Webhook: *webhook, Jobs: *probeJobs, Sample: *probeSample, Log: logf})
+		out, err := perf.Probe(ctx, perf.ProbeConfig{Env: env, Rate: *rate, Duration: *secs, MaxConns: *maxConns, ServerProcs: *serverProcs, GeneratorProcs: *generatorProcs, Webhook: *webhook, Jobs: *probeJobs, Sample: *probeSample, Log: logf})
 		fmt.Print(out)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "probe:", err)
