@@ -236,6 +236,13 @@ func (c *codes) take() string {
 // the rate.
 const warmUpFor = 3 * time.Second
 
+// warmUpAt sends next's redemptions to url at rate for warmUpFor, unmeasured,
+// before a measured run at that rate.
+func warmUpAt(ctx context.Context, url, token string, rate float64, next func(int) load.Op) {
+	load.Run(ctx, load.Attack{Name: "warm-up", URL: url, Token: token, Pacer: load.Constant{PerSec: rate},
+		Duration: warmUpFor, MaxOps: int(rate * warmUpFor.Seconds()), Next: next})
+}
+
 // Run runs every scenario.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	start := time.Now()
@@ -355,11 +362,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	redeemNext := func(prefix string) func(int) load.Op {
 		return func(int) load.Op { return load.Redeem("redeem", pool.take(), fx.StoreID, newRID(prefix)) }
 	}
-	// warmUp redeems at rate for warmUpFor before a measured run.
-	warmUp := func(rate float64, prefix string) {
-		load.Run(ctx, load.Attack{Name: "warm-up", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: rate},
-			Duration: warmUpFor, MaxOps: int(rate * warmUpFor.Seconds()), Next: redeemNext(prefix)})
-	}
+	warmUp := func(rate float64, prefix string) { warmUpAt(ctx, url, fx.Clerk, rate, redeemNext(prefix)) }
 
 	// Throughput ramp.
 	rampTo, rampOver := 4000.0, 40*time.Second

@@ -118,8 +118,7 @@ func webhookScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 		// Each step follows an audit and a drain that leave the server
 		// idle: run at the rate unmeasured first, as the run's own knee
 		// steps do, so both sides measure the steady rate.
-		load.Run(ctx, load.Attack{Name: "warm-up", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: rate},
-			Duration: warmUpFor, MaxOps: int(rate * warmUpFor.Seconds()), Next: next("wwarm-")})
+		warmUpAt(ctx, url, fx.Clerk, rate, next("wwarm-"))
 		cfg.logf("%s: %.0f/s for %s", name, rate, stepSecs)
 		sm := harness.StartSampler(fx.Server, 200*time.Millisecond)
 		recs := load.Run(ctx, load.Attack{Name: name, URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: rate},
