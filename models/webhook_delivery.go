@@ -231,6 +231,17 @@ FROM v WHERE webhook_deliveries.merchant_id = v.m AND webhook_deliveries.endpoin
 	return res.RowsAffected, res.Error
 }
 
+// ReleaseClaim hands back a claimed attempt that was never sent: the
+// attempt is uncounted and its lease dropped, so it is due again at once.
+// It changes nothing when the attempt is no longer the row's or the row is
+// no longer PENDING (a redelivery or another worker after the lease ran out
+// moved it on).
+func ReleaseClaim(db *gorm.DB, x *WebhookDelivery) error {
+	return db.Exec(`UPDATE webhook_deliveries SET attempts = attempts - 1, lease_until = NULL
+WHERE merchant_id = ? AND endpoint_id = ? AND event_id = ? AND attempts = ? AND status = 'PENDING'`,
+		x.MerchantID, x.EndpointID, x.EventID, x.Attempts).Error
+}
+
 // Redeliver makes the event due again at the endpoint now, with the same
 // event id: the delivery row goes back to PENDING (an attempt in flight keeps
 // its lease and its outcome), or is created if the endpoint never had it.

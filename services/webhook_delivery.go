@@ -69,13 +69,28 @@ const DefaultWebhookConcurrency = 16
 // recordBatchMax bounds how many attempts' outcomes one transaction records.
 const recordBatchMax = 256
 
+// leaseSpare is how much longer than an attempt's Timeout a claim's lease
+// runs, and leaseMargin the least of it an attempt must have left when it
+// starts (for clocks of replicas that disagree a little).
+const (
+	leaseSpare  = 30 * time.Second
+	leaseMargin = 5 * time.Second
+)
+
+// claimAhead is how many times its Concurrency an endpoint's claims may hold
+// at once in this process: attempts beyond the endpoint's slots wait in
+// the process for a slot, under their lease, so one claim takes the next
+// tens of due deliveries instead of the few slots that just freed, and
+// under load each claim's statement and commit serve many events.
+const claimAhead = 4
+
 // recordLinger is how long the first outcome waits for others before it is
 // written, and claimGap the least time between two claims that outcomes
 // wake (a poll claims whenever it comes). At a thousand events a second
 // they turn a statement and a commit per few attempts into one per ten or
 // more, for a few milliseconds of delivery lag.
 const (
-	recordLinger = 10 * time.Millisecond
+	recordLinger = 25 * time.Millisecond
 	claimGap     = 5 * time.Millisecond
 )
 
@@ -89,19 +104,21 @@ type DeliveryStats struct {
 //
 // How it keeps up: it finds the endpoints with due deliveries (one query,
 // every Poll), and claims each endpoint's due deliveries in one statement,
-// as many as the endpoint has free slots in this process
+// up to claimAhead times the endpoint's slots in this process
 // (models.ClaimDeliveries: a conditional update, SKIP LOCKED on PostgreSQL,
 // so replicas claiming at once take different rows and no attempt is sent
-// twice). An attempt that ends frees its slot and, once half the endpoint's
-// slots are free, wakes the worker to claim again at once, without waiting
-// for the next poll (claims woken so come at most every claimGap). On
-// PostgreSQL the claim's statement also returns the events. Outcomes are
-// recorded in shared transactions: the first attempt to finish waits
+// twice); at most Concurrency of them are sent at once, the others wait in
+// the process for a slot. An attempt that ends frees its claim and, once
+// half the endpoint's claims are free, wakes the worker to claim again at
+// once, without waiting for the next poll (claims woken so come at most
+// every claimGap). On PostgreSQL the claim's statement also returns the
+// events. Outcomes are recorded together: the first attempt to finish waits
 // recordLinger, then records its own outcome and those that finished
-// meanwhile, one statement and one commit for the lot (no background
-// goroutine). A replica that
-// dies mid-attempt leaves a lease that runs out, after which the attempt is
-// sent again with the same webhook-id.
+// meanwhile, one statement for the lot when they are all 2xx at endpoints
+// not failing, else one transaction (no background goroutine). A replica
+// that dies mid-attempt leaves a lease that runs out, after which the
+// attempt is sent again with the same webhook-id; one that shuts down sends
+// what it has started and hands the claims it has not started back.
 type Deliverer struct {
 	db     *gorm.DB
 	now    func() time.Time
@@ -111,8 +128,15 @@ type Deliverer struct {
 
 	wake chan struct{}
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// inflight counts the endpoint's attempts claimed in this process and
+	// not yet ended; slots bounds those being sent (Concurrency each).
 	inflight map[[2]int64]int
+	slots    map[[2]int64]chan struct{}
+	// failing notes the endpoints whose failure run (failing_since) was
+	// open when last read or written here: a success there takes the
+	// transaction that ends it.
+	failing map[[2]int64]bool
 	// endpoints are the endpoints' rows as the last search read them
 	// (URL, secrets), for the claims between searches.
 	endpoints map[[2]int64]*models.WebhookEndpoint
@@ -170,7 +194,7 @@ func NewDeliverer(db *gorm.DB, now func() time.Time, log *slog.Logger, o Deliver
 	client := &http.Client{Transport: transport, Timeout: o.Timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return &Deliverer{db: db, now: now, log: log, client: client, o: o, wake: make(chan struct{}, 1),
-		inflight: map[[2]int64]int{}, endpoints: map[[2]int64]*models.WebhookEndpoint{}, more: map[[2]int64]bool{}}
+		inflight: map[[2]int64]int{}, slots: map[[2]int64]chan struct{}{}, failing: map[[2]int64]bool{}, endpoints: map[[2]int64]*models.WebhookEndpoint{}, more: map[[2]int64]bool{}}
 }
 
 // Stats returns the attempts' outcomes so far in this process.
@@ -244,8 +268,10 @@ func (d *Deliverer) round(ctx context.Context, search bool) (int, error) {
 		}
 		d.mu.Lock()
 		for i := range rows {
+			k := [2]int64{rows[i].MerchantID, rows[i].ID}
 			eps = append(eps, &rows[i])
-			d.endpoints[[2]int64{rows[i].MerchantID, rows[i].ID}] = &rows[i]
+			d.endpoints[k] = &rows[i]
+			d.failing[k] = rows[i].FailingSince != nil
 		}
 		d.mu.Unlock()
 	} else {
@@ -270,22 +296,37 @@ func (d *Deliverer) round(ctx context.Context, search bool) (int, error) {
 	return started, nil
 }
 
-// claim claims up to the endpoint's free slots of its due deliveries and
-// starts their attempts.
+// claim claims up to the endpoint's free claims (claimAhead times its
+// slots, less those it holds) of its due deliveries and starts their
+// attempts, each of which waits for one of the endpoint's slots.
+//
+// Every claim's lease is Timeout + 30 s, as if it were sent at once, so a
+// process that dies leaves its claims to the others as soon as before
+// claims ran ahead. An attempt that waited for its slot so long that it
+// could not end well within its lease is not sent: it is handed back and
+// claimed again (at a receiver nearby the wait is milliseconds; at one that
+// takes the whole Timeout per attempt, the last of claimAhead rounds).
 func (d *Deliverer) claim(ctx context.Context, ep *models.WebhookEndpoint) (int, error) {
 	k := [2]int64{ep.MerchantID, ep.ID}
 	d.mu.Lock()
-	free := d.o.Concurrency - d.inflight[k]
+	held := d.inflight[k]
+	free := d.o.Concurrency*claimAhead - held
 	if free <= 0 {
-		// Every slot is busy: claim again when they free up.
+		// Every claim is taken: claim again when they free up.
 		d.more[k] = true
 		d.mu.Unlock()
 		return 0, nil
 	}
 	d.inflight[k] += free
+	slots := d.slots[k]
+	if slots == nil {
+		slots = make(chan struct{}, d.o.Concurrency)
+		d.slots[k] = slots
+	}
 	d.mu.Unlock()
 	now := d.now()
-	xs, err := models.ClaimDeliveries(d.db.WithContext(ctx), ep.MerchantID, ep.ID, now, now.Add(d.o.Timeout+30*time.Second), free)
+	lease := now.Add(d.o.Timeout + leaseSpare)
+	xs, err := models.ClaimDeliveries(d.db.WithContext(ctx), ep.MerchantID, ep.ID, now, lease, free)
 	d.mu.Lock()
 	if len(xs) == free {
 		d.more[k] = true
@@ -298,7 +339,25 @@ func (d *Deliverer) claim(ctx context.Context, ep *models.WebhookEndpoint) (int,
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()
-			d.attempt(context.WithoutCancel(ctx), ep, &x.Event, &x.WebhookDelivery)
+			acquired := false
+			select {
+			case slots <- struct{}{}:
+				acquired = true
+			case <-ctx.Done():
+			}
+			// Shutting down before the attempt started (a slot
+			// and the end may come at once; the end wins), or too
+			// late for the lease: hand the claim back rather than
+			// make it wait for the lease or risk a second sender.
+			if ctx.Err() != nil || d.now().Add(d.o.Timeout+leaseMargin).After(lease) {
+				if acquired {
+					<-slots
+				}
+				d.unclaim(x.WebhookDelivery)
+				d.releaseSlot(k)
+				return
+			}
+			d.attempt(context.WithoutCancel(ctx), ep, &x.Event, &x.WebhookDelivery, slots)
 		}()
 	}
 	for range free - len(xs) {
@@ -307,8 +366,8 @@ func (d *Deliverer) claim(ctx context.Context, ep *models.WebhookEndpoint) (int,
 	return len(xs), err
 }
 
-// releaseSlot frees one of the endpoint's slots; once half of them are free
-// and the endpoint may have more due, it wakes Run, so claims come in
+// releaseSlot frees one of the endpoint's claims; once half of them are
+// free and the endpoint may have more due, it wakes Run, so claims come in
 // batches rather than one statement per attempt.
 func (d *Deliverer) releaseSlot(k [2]int64) {
 	d.mu.Lock()
@@ -319,8 +378,18 @@ func (d *Deliverer) releaseSlot(k [2]int64) {
 	}
 	_, more := d.more[k]
 	d.mu.Unlock()
-	if more && n <= d.o.Concurrency/2 {
+	if more && n <= d.o.Concurrency*claimAhead/2 {
 		d.Wake()
+	}
+}
+
+// unclaim hands back a claimed attempt that was never sent, so that it is
+// due again at once instead of when its lease runs out.
+func (d *Deliverer) unclaim(x models.WebhookDelivery) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := models.ReleaseClaim(d.db.WithContext(ctx), &x); err != nil {
+		d.log.Error("hand back webhook claim", "endpoint", x.EndpointID, "event", x.EventID, "err", err)
 	}
 }
 
@@ -376,12 +445,13 @@ func secretsAt(ep *models.WebhookEndpoint, now time.Time) []string {
 	return out
 }
 
-// attempt sends the claimed attempt x, frees its slot and records its
-// outcome (see record).
-func (d *Deliverer) attempt(ctx context.Context, ep *models.WebhookEndpoint, ev *models.OutboxEvent, x *models.WebhookDelivery) {
+// attempt sends the claimed attempt x, which holds one of slots, frees
+// them and records its outcome (see record).
+func (d *Deliverer) attempt(ctx context.Context, ep *models.WebhookEndpoint, ev *models.OutboxEvent, x *models.WebhookDelivery, slots chan struct{}) {
 	k := [2]int64{ep.MerchantID, ep.ID}
 	body, err := MarshalEnvelope(ev)
 	if err != nil {
+		<-slots
 		d.releaseSlot(k)
 		d.log.ErrorContext(ctx, "encode webhook event", "event", ev.UID, "err", err)
 		return
@@ -389,6 +459,7 @@ func (d *Deliverer) attempt(ctx context.Context, ep *models.WebhookEndpoint, ev 
 	now := d.now()
 	status, resp, sendErr := d.send(ctx, ep, ev.UID, now, body)
 	done := d.now()
+	<-slots
 	d.releaseSlot(k)
 	out := models.AttemptOutcome{Now: done, Response: resp}
 	if status != 0 {
@@ -455,9 +526,18 @@ func (d *Deliverer) record(ctx context.Context, f finishedAttempt) {
 	}
 }
 
-// writeOutcomes records a batch of outcomes in one transaction, the
-// deliveries' in one statement; if that fails, each one alone, so one bad
-// row does not hold back the others.
+// writeOutcomes records a batch of outcomes. A batch of 2xx answers from
+// endpoints not known to be failing (the usual case) is one statement,
+// models.FinishAttempts, and its commit: there is no failure run to end and
+// nothing to disable. Any other batch takes a transaction that also ends or
+// starts the endpoints' failure runs and disables what has to be; the
+// deliveries' outcomes are still one statement. If that fails, each outcome
+// is recorded alone, so one bad row does not hold back the others.
+//
+// Whether an endpoint is failing is what this process last read (every
+// search reads the endpoints) or wrote; a success that misses a failure
+// run another replica opened since leaves it open until the next success
+// after the next search, which ends it.
 //
 // The transaction commits without waiting for its WAL flush on PostgreSQL
 // (synchronous_commit off): an outcome lost to a database crash leaves its
@@ -468,6 +548,19 @@ func (d *Deliverer) record(ctx context.Context, f finishedAttempt) {
 // disk they wait on.
 func (d *Deliverer) writeOutcomes(ctx context.Context, batch []finishedAttempt) {
 	db := d.db.WithContext(ctx)
+	defer d.count(batch)
+	if d.allDelivered(batch) {
+		rows := make([]models.FinishedAttempt, len(batch))
+		for i := range batch {
+			rows[i] = models.FinishedAttempt{Delivery: &batch[i].x, Outcome: batch[i].out}
+		}
+		if _, err := models.FinishAttempts(db, rows); err == nil {
+			return
+		}
+		// Fall through: the transaction below records each one alone if
+		// the batch fails again.
+	}
+	var failing map[[2]int64]bool
 	write := func(tx *gorm.DB, batch []finishedAttempt) (int64, error) {
 		if models.DialectOfDB(tx) == models.Postgres {
 			if err := tx.Exec("SET LOCAL synchronous_commit = off").Error; err != nil {
@@ -483,21 +576,34 @@ func (d *Deliverer) writeOutcomes(ctx context.Context, batch []finishedAttempt) 
 		}
 		var disabled int64
 		cleared := map[[2]int64]bool{}
+		failing = map[[2]int64]bool{}
 		for i := range batch {
 			n, err := d.noteOutcome(tx, &batch[i], cleared)
 			if err != nil {
 				return 0, err
 			}
+			failing[[2]int64{batch[i].ep.MerchantID, batch[i].ep.ID}] = !batch[i].ok
 			disabled += n
 		}
 		return disabled, nil
+	}
+	// noteFailing keeps what a committed transaction left of the
+	// endpoints' failure runs.
+	noteFailing := func() {
+		d.mu.Lock()
+		for k, v := range failing {
+			d.failing[k] = v
+		}
+		d.mu.Unlock()
 	}
 	var disabled int64
 	err := db.Transaction(func(tx *gorm.DB) (err error) {
 		disabled, err = write(tx, batch)
 		return err
 	})
-	if err != nil && len(batch) > 1 {
+	if err == nil {
+		noteFailing()
+	} else if len(batch) > 1 {
 		disabled = 0
 		for i := range batch {
 			one := batch[i : i+1]
@@ -508,12 +614,31 @@ func (d *Deliverer) writeOutcomes(ctx context.Context, batch []finishedAttempt) 
 			})
 			if err != nil {
 				d.log.ErrorContext(ctx, "record webhook attempt", "endpoint", one[0].ep.ID, "event", one[0].uid, "err", err)
+			} else {
+				noteFailing()
 			}
 		}
-	} else if err != nil {
+	} else {
 		d.log.ErrorContext(ctx, "record webhook attempt", "endpoint", batch[0].ep.ID, "event", batch[0].uid, "err", err)
 	}
 	d.disabled.Add(disabled)
+}
+
+// allDelivered reports whether every attempt of batch got a 2xx from an
+// endpoint not known to be failing.
+func (d *Deliverer) allDelivered(batch []finishedAttempt) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, f := range batch {
+		if !f.ok || d.failing[[2]int64{f.ep.MerchantID, f.ep.ID}] {
+			return false
+		}
+	}
+	return true
+}
+
+// count adds a recorded batch's outcomes to the process's stats.
+func (d *Deliverer) count(batch []finishedAttempt) {
 	for _, f := range batch {
 		switch {
 		case f.ok:

@@ -586,3 +586,158 @@ func TestWebhookReplay(t *testing.T) {
 		}
 	})
 }
+
+// TestWebhookShutdownHandsBackClaims: a worker holds more claims than it
+// has slots (it claims ahead); at shutdown it sends none of those still
+// waiting for a slot, hands them back uncounted and without a lease, so
+// another worker takes them at once, and lets the attempts in flight
+// finish.
+func TestWebhookShutdownHandsBackClaims(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		h := newHookSetup(t, db, models.EventCouponIssued)
+		for range 5 {
+			h.issue(h.campaign, 1)
+		}
+		pc := &peakCounter{next: h.rcv}
+		srv := httptest.NewServer(pc)
+		t.Cleanup(srv.Close)
+		u := srv.URL + "/hook"
+		_, err := h.svc.Webhooks.UpdateEndpoint(context.Background(), h.admin, services.UpdateWebhookEndpointInput{ID: h.endpoint.Endpoint.ID, URL: &u})
+		must(t, err)
+		h.rcv.Delay(500 * time.Millisecond)
+		// Two slots, so one claim takes all five (claims run ahead of
+		// the slots) and three wait for a slot.
+		d := services.NewDeliverer(h.db, h.now, nil, services.DelivererOptions{Concurrency: 2,
+			Schedule: []time.Duration{time.Hour}, AllowPrivate: true, Timeout: 5 * time.Second, Poll: 10 * time.Millisecond})
+		ctx, cancel := context.WithCancel(context.Background())
+		stopped := make(chan struct{})
+		go func() { defer close(stopped); d.Run(ctx) }()
+		deadline := time.Now().Add(30 * time.Second)
+		inFlight := func() int {
+			pc.mu.Lock()
+			defer pc.mu.Unlock()
+			return pc.now
+		}
+		for h.count(&models.WebhookDelivery{}, "attempts = 1 AND lease_until IS NOT NULL") != 5 || inFlight() != 2 {
+			if time.Now().After(deadline) {
+				t.Fatal("the worker did not claim all five deliveries and send two")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+		<-stopped
+		if n := len(h.rcv.Deliveries()); n != 2 {
+			t.Fatalf("%d requests sent; want the two in flight at shutdown", n)
+		}
+		if n := h.count(&models.WebhookDelivery{}, "status = ? AND attempts = 1", models.DeliveryDelivered); n != 2 {
+			t.Fatalf("%d deliveries recorded as delivered; want 2", n)
+		}
+		if n := h.count(&models.WebhookDelivery{}, "status = ? AND attempts = 0 AND lease_until IS NULL", models.DeliveryPending); n != 3 {
+			t.Fatalf("%d deliveries handed back; want 3", n)
+		}
+		h.rcv.Delay(0)
+		deliverUntil(t, func() bool { return h.pending() == 0 }, h.deliverer(4))
+		got := map[string]int{}
+		for _, x := range h.rcv.Deliveries() {
+			got[x.ID]++
+		}
+		if len(got) != 5 || len(h.rcv.Deliveries()) != 5 {
+			t.Fatalf("%d events in %d requests; want 5 in 5", len(got), len(h.rcv.Deliveries()))
+		}
+	})
+}
+
+// TestWebhookFailureRunEndsOnSuccess: a failed attempt opens the
+// endpoint's failure run and the next success ends it, whether the worker
+// saw the failure itself or it was written by another (a replica) and read
+// back.
+func TestWebhookFailureRunEndsOnSuccess(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		h := newHookSetup(t, db, models.EventCouponIssued)
+		failingSince := func() *time.Time {
+			t.Helper()
+			ep, err := h.svc.Webhooks.Endpoint(ctx, h.admin, h.endpoint.Endpoint.ID)
+			must(t, err)
+			return ep.FailingSince
+		}
+		h.rcv.FailFirst(1)
+		h.issue(h.campaign, 1)
+		d := services.NewDeliverer(h.db, h.now, nil, services.DelivererOptions{Concurrency: 4,
+			Schedule: []time.Duration{time.Hour}, AllowPrivate: true, Timeout: 2 * time.Second})
+		deliverUntil(t, func() bool {
+			return h.count(&models.WebhookDelivery{}, "attempts = 1 AND last_status_code = 500 AND lease_until IS NULL") == 1
+		}, d)
+		if failingSince() == nil {
+			t.Fatal("a failed attempt left no failure run")
+		}
+		h.clock.Advance(2 * time.Hour)
+		deliverUntil(t, func() bool { return h.pending() == 0 }, d)
+		if s := failingSince(); s != nil {
+			t.Fatalf("failure run still open at %v after a success", s)
+		}
+
+		h.rcv.FailFirst(0)
+		must(t, h.db.Model(&models.WebhookEndpoint{}).Where("id = ?", h.endpoint.Endpoint.ID).
+			Update("failing_since", h.now()).Error)
+		h.issue(h.campaign, 1)
+		deliverUntil(t, func() bool { return h.pending() == 0 }, d)
+		if s := failingSince(); s != nil {
+			t.Fatalf("failure run another worker opened still open at %v after a success", s)
+		}
+	})
+}
+
+// TestWebhookLateClaimHandedBack: an attempt that waited for a slot until
+// too little of its lease was left to finish within it is not sent but
+// handed back, so no second worker can take it over while it is in flight.
+func TestWebhookLateClaimHandedBack(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		h := newHookSetup(t, db, models.EventCouponIssued)
+		for range 3 {
+			h.issue(h.campaign, 1)
+		}
+		pc := &peakCounter{next: h.rcv}
+		srv := httptest.NewServer(pc)
+		t.Cleanup(srv.Close)
+		u := srv.URL + "/hook"
+		_, err := h.svc.Webhooks.UpdateEndpoint(context.Background(), h.admin, services.UpdateWebhookEndpointInput{ID: h.endpoint.Endpoint.ID, URL: &u})
+		must(t, err)
+		h.rcv.Delay(500 * time.Millisecond)
+		d := services.NewDeliverer(h.db, h.now, nil, services.DelivererOptions{Concurrency: 1,
+			Schedule: []time.Duration{time.Hour}, AllowPrivate: true, Timeout: 2 * time.Second})
+		n, err := d.RunOnce(context.Background())
+		must(t, err)
+		if n != 3 {
+			t.Fatalf("claimed %d; want all 3 (claims run ahead of the one slot)", n)
+		}
+		// While the first attempt is in flight, the two waiting claims'
+		// leases run nearly out.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			pc.mu.Lock()
+			inFlight := pc.now
+			pc.mu.Unlock()
+			if inFlight == 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the first attempt did not start")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		h.clock.Advance(30 * time.Second)
+		d.Wait()
+		if n := len(h.rcv.Deliveries()); n != 1 {
+			t.Fatalf("%d requests sent; want 1", n)
+		}
+		if n := h.count(&models.WebhookDelivery{}, "status = ? AND attempts = 0 AND lease_until IS NULL", models.DeliveryPending); n != 2 {
+			t.Fatalf("%d late claims handed back; want 2", n)
+		}
+		h.rcv.Delay(0)
+		deliverUntil(t, func() bool { return h.pending() == 0 }, d)
+		if n := len(h.rcv.Deliveries()); n != 3 {
+			t.Fatalf("%d requests; want 3", n)
+		}
+	})
+}
