@@ -166,8 +166,15 @@ func webhookScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 			return err
 		}
 	}
-	cfg.logf("sustained knee with one subscribed endpoint %.0f/s, without %.0f/s (%.2f×)", wk.KneeHook, wk.KneePlain,
-		wk.KneeHook/nz(wk.KneePlain))
+	switch {
+	case !hookHeld:
+		cfg.logf("sustained knee with one subscribed endpoint: no step held down to %.0f/s; without %.0f/s", wk.KneeHook, wk.KneePlain)
+	case !plainHeld:
+		cfg.logf("sustained knee with one subscribed endpoint %.0f/s; without: no step held down to %.0f/s", wk.KneeHook, wk.KneePlain)
+	default:
+		cfg.logf("sustained knee with one subscribed endpoint %.0f/s, without %.0f/s (%.2f×)", wk.KneeHook, wk.KneePlain,
+			wk.KneeHook/nz(wk.KneePlain))
+	}
 	if id == "" {
 		if id, err = harness.Subscribe(ctx, fx.Admin, rcv); err != nil {
 			return err
