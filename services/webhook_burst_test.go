@@ -25,6 +25,13 @@ type peakCounter struct {
 	now, peak int
 }
 
+// current is how many requests are being served now.
+func (p *peakCounter) current() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.now
+}
+
 func (p *peakCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	p.now++

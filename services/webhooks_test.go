@@ -144,6 +144,31 @@ func (h *hookSetup) pending() int64 {
 	return h.count(&models.WebhookDelivery{}, "status = ?", models.DeliveryPending)
 }
 
+// wantEachOnce checks that the receiver got n events, each in one request.
+func (h *hookSetup) wantEachOnce(n int) {
+	h.t.Helper()
+	got := map[string]int{}
+	for _, x := range h.rcv.Deliveries() {
+		got[x.ID]++
+	}
+	if len(got) != n || len(h.rcv.Deliveries()) != n {
+		h.t.Fatalf("%d events in %d requests; want %d in %d", len(got), len(h.rcv.Deliveries()), n, n)
+	}
+}
+
+// counted puts a peakCounter in front of the receiver and points the
+// endpoint at it, so a test can see how many attempts are in flight.
+func (h *hookSetup) counted() *peakCounter {
+	h.t.Helper()
+	pc := &peakCounter{next: h.rcv}
+	srv := httptest.NewServer(pc)
+	h.t.Cleanup(srv.Close)
+	u := srv.URL + "/hook"
+	_, err := h.svc.Webhooks.UpdateEndpoint(context.Background(), h.admin, services.UpdateWebhookEndpointInput{ID: h.endpoint.Endpoint.ID, URL: &u})
+	must(h.t, err)
+	return pc
+}
+
 func TestWebhookEndpointRules(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
@@ -376,13 +401,7 @@ func TestWebhookTwoServers(t *testing.T) {
 			must(t, err)
 		}
 		deliverUntil(t, func() bool { return h.pending() == 0 }, h.deliverer(4), h.deliverer(4))
-		got := map[string]int{}
-		for _, x := range h.rcv.Deliveries() {
-			got[x.ID]++
-		}
-		if len(got) != 100 || len(h.rcv.Deliveries()) != 100 {
-			t.Fatalf("%d events, %d requests", len(got), len(h.rcv.Deliveries()))
-		}
+		h.wantEachOnce(100)
 	})
 }
 
@@ -598,12 +617,7 @@ func TestWebhookShutdownHandsBackClaims(t *testing.T) {
 		for range 5 {
 			h.issue(h.campaign, 1)
 		}
-		pc := &peakCounter{next: h.rcv}
-		srv := httptest.NewServer(pc)
-		t.Cleanup(srv.Close)
-		u := srv.URL + "/hook"
-		_, err := h.svc.Webhooks.UpdateEndpoint(context.Background(), h.admin, services.UpdateWebhookEndpointInput{ID: h.endpoint.Endpoint.ID, URL: &u})
-		must(t, err)
+		pc := h.counted()
 		h.rcv.Delay(500 * time.Millisecond)
 		// Two slots, so one claim takes all five (claims run ahead of
 		// the slots) and three wait for a slot.
@@ -613,12 +627,7 @@ func TestWebhookShutdownHandsBackClaims(t *testing.T) {
 		stopped := make(chan struct{})
 		go func() { defer close(stopped); d.Run(ctx) }()
 		deadline := time.Now().Add(30 * time.Second)
-		inFlight := func() int {
-			pc.mu.Lock()
-			defer pc.mu.Unlock()
-			return pc.now
-		}
-		for h.count(&models.WebhookDelivery{}, "attempts = 1 AND lease_until IS NOT NULL") != 5 || inFlight() != 2 {
+		for h.count(&models.WebhookDelivery{}, "attempts = 1 AND lease_until IS NOT NULL") != 5 || pc.current() != 2 {
 			if time.Now().After(deadline) {
 				t.Fatal("the worker did not claim all five deliveries and send two")
 			}
@@ -637,13 +646,7 @@ func TestWebhookShutdownHandsBackClaims(t *testing.T) {
 		}
 		h.rcv.Delay(0)
 		deliverUntil(t, func() bool { return h.pending() == 0 }, h.deliverer(4))
-		got := map[string]int{}
-		for _, x := range h.rcv.Deliveries() {
-			got[x.ID]++
-		}
-		if len(got) != 5 || len(h.rcv.Deliveries()) != 5 {
-			t.Fatalf("%d events in %d requests; want 5 in 5", len(got), len(h.rcv.Deliveries()))
-		}
+		h.wantEachOnce(5)
 	})
 }
 
@@ -697,12 +700,7 @@ func TestWebhookLateClaimHandedBack(t *testing.T) {
 		for range 3 {
 			h.issue(h.campaign, 1)
 		}
-		pc := &peakCounter{next: h.rcv}
-		srv := httptest.NewServer(pc)
-		t.Cleanup(srv.Close)
-		u := srv.URL + "/hook"
-		_, err := h.svc.Webhooks.UpdateEndpoint(context.Background(), h.admin, services.UpdateWebhookEndpointInput{ID: h.endpoint.Endpoint.ID, URL: &u})
-		must(t, err)
+		pc := h.counted()
 		h.rcv.Delay(500 * time.Millisecond)
 		d := services.NewDeliverer(h.db, h.now, nil, services.DelivererOptions{Concurrency: 1,
 			Schedule: []time.Duration{time.Hour}, AllowPrivate: true, Timeout: 2 * time.Second})
@@ -714,13 +712,7 @@ func TestWebhookLateClaimHandedBack(t *testing.T) {
 		// While the first attempt is in flight, the two waiting claims'
 		// leases run nearly out.
 		deadline := time.Now().Add(10 * time.Second)
-		for {
-			pc.mu.Lock()
-			inFlight := pc.now
-			pc.mu.Unlock()
-			if inFlight == 1 {
-				break
-			}
+		for pc.current() != 1 {
 			if time.Now().After(deadline) {
 				t.Fatal("the first attempt did not start")
 			}
@@ -736,8 +728,6 @@ func TestWebhookLateClaimHandedBack(t *testing.T) {
 		}
 		h.rcv.Delay(0)
 		deliverUntil(t, func() bool { return h.pending() == 0 }, d)
-		if n := len(h.rcv.Deliveries()); n != 3 {
-			t.Fatalf("%d requests; want 3", n)
-		}
+		h.wantEachOnce(3)
 	})
 }
