@@ -74,8 +74,34 @@ func newHookSetup(t *testing.T, db *gorm.DB, events ...string) *hookSetup {
 }
 
 func (h *hookSetup) deliverer(concurrency int) *services.Deliverer {
-	return services.NewDeliverer(h.db, h.now, nil, services.DelivererOptions{Concurrency: concurrency,
-		Schedule: []time.Duration{10 * time.Millisecond}, AllowPrivate: true, Timeout: 2 * time.Second})
+	return h.delivererWith(services.DelivererOptions{Concurrency: concurrency,
+		Schedule: []time.Duration{10 * time.Millisecond}, Timeout: 2 * time.Second})
+}
+
+// delivererWith is a deliverer with options o that may reach the test's
+// receiver on loopback.
+func (h *hookSetup) delivererWith(o services.DelivererOptions) *services.Deliverer {
+	o.AllowPrivate = true
+	return services.NewDeliverer(h.db, h.now, nil, o)
+}
+
+// issueEvents issues n batches of one coupon: n coupon.issued events.
+func (h *hookSetup) issueEvents(n int) {
+	for range n {
+		h.issue(h.campaign, 1)
+	}
+}
+
+// waitFor polls cond until it holds, or fails the test after 30 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30 s: %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // deliverUntil runs the deliverers until done holds or 60 s pass.
@@ -614,25 +640,19 @@ func TestWebhookReplay(t *testing.T) {
 func TestWebhookShutdownHandsBackClaims(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		h := newHookSetup(t, db, models.EventCouponIssued)
-		for range 5 {
-			h.issue(h.campaign, 1)
-		}
+		h.issueEvents(5)
 		pc := h.counted()
 		h.rcv.Delay(500 * time.Millisecond)
 		// Two slots, so one claim takes all five (claims run ahead of
 		// the slots) and three wait for a slot.
-		d := services.NewDeliverer(h.db, h.now, nil, services.DelivererOptions{Concurrency: 2,
-			Schedule: []time.Duration{time.Hour}, AllowPrivate: true, Timeout: 5 * time.Second, Poll: 10 * time.Millisecond})
+		d := h.delivererWith(services.DelivererOptions{Concurrency: 2, Schedule: []time.Duration{time.Hour},
+			Timeout: 5 * time.Second, Poll: 10 * time.Millisecond})
 		ctx, cancel := context.WithCancel(context.Background())
 		stopped := make(chan struct{})
 		go func() { defer close(stopped); d.Run(ctx) }()
-		deadline := time.Now().Add(30 * time.Second)
-		for h.count(&models.WebhookDelivery{}, "attempts = 1 AND lease_until IS NOT NULL") != 5 || pc.current() != 2 {
-			if time.Now().After(deadline) {
-				t.Fatal("the worker did not claim all five deliveries and send two")
-			}
-			time.Sleep(time.Millisecond)
-		}
+		waitFor(t, "the worker did not claim all five deliveries and send two", func() bool {
+			return h.count(&models.WebhookDelivery{}, "attempts = 1 AND lease_until IS NOT NULL") == 5 && pc.current() == 2
+		})
 		cancel()
 		<-stopped
 		if n := len(h.rcv.Deliveries()); n != 2 {
@@ -666,8 +686,8 @@ func TestWebhookFailureRunEndsOnSuccess(t *testing.T) {
 		}
 		h.rcv.FailFirst(1)
 		h.issue(h.campaign, 1)
-		d := services.NewDeliverer(h.db, h.now, nil, services.DelivererOptions{Concurrency: 4,
-			Schedule: []time.Duration{time.Hour}, AllowPrivate: true, Timeout: 2 * time.Second})
+		d := h.delivererWith(services.DelivererOptions{Concurrency: 4, Schedule: []time.Duration{time.Hour},
+			Timeout: 2 * time.Second})
 		deliverUntil(t, func() bool {
 			return h.count(&models.WebhookDelivery{}, "attempts = 1 AND last_status_code = 500 AND lease_until IS NULL") == 1
 		}, d)
@@ -697,13 +717,11 @@ func TestWebhookFailureRunEndsOnSuccess(t *testing.T) {
 func TestWebhookLateClaimHandedBack(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		h := newHookSetup(t, db, models.EventCouponIssued)
-		for range 3 {
-			h.issue(h.campaign, 1)
-		}
+		h.issueEvents(3)
 		pc := h.counted()
 		h.rcv.Delay(500 * time.Millisecond)
-		d := services.NewDeliverer(h.db, h.now, nil, services.DelivererOptions{Concurrency: 1,
-			Schedule: []time.Duration{time.Hour}, AllowPrivate: true, Timeout: 2 * time.Second})
+		d := h.delivererWith(services.DelivererOptions{Concurrency: 1, Schedule: []time.Duration{time.Hour},
+			Timeout: 2 * time.Second})
 		n, err := d.RunOnce(context.Background())
 		must(t, err)
 		if n != 3 {
@@ -711,13 +729,7 @@ func TestWebhookLateClaimHandedBack(t *testing.T) {
 		}
 		// While the first attempt is in flight, the two waiting claims'
 		// leases run nearly out.
-		deadline := time.Now().Add(10 * time.Second)
-		for pc.current() != 1 {
-			if time.Now().After(deadline) {
-				t.Fatal("the first attempt did not start")
-			}
-			time.Sleep(time.Millisecond)
-		}
+		waitFor(t, "the first attempt did not start", func() bool { return pc.current() == 1 })
 		h.clock.Advance(30 * time.Second)
 		d.Wait()
 		if n := len(h.rcv.Deliveries()); n != 1 {
