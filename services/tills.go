@@ -49,7 +49,7 @@ type exportPacer struct {
 // the size of each of its queries (exportBatches) and fn wrapped to offer the
 // core to waiting requests between rows (yieldingRows).
 func exportPace[T any](ctx context.Context, t *tills, fn func(T) error) (models.BatchSize, func(T) error) {
-	return exportBatches(ctx, t), yieldingRows(t, fn)
+	return exportBatches(ctx, t), yieldingRows(t, runtime.Gosched, fn)
 }
 
 // exportBatches is the batch size of an export's queries under ctx, whose
@@ -79,13 +79,14 @@ func (p *exportPacer) next() int {
 const exportYieldRows = 50
 
 // yieldingRows returns fn that, every exportYieldRows rows while the tills
-// are busy, first lets other goroutines run (runtime.Gosched): the requests
-// waiting for a core then go ahead of the rest of the batch.
-func yieldingRows[T any](t *tills, fn func(T) error) func(T) error {
+// are busy, first calls yield (runtime.Gosched outside tests) to let other
+// goroutines run: the requests waiting for a core then go ahead of the rest
+// of the batch.
+func yieldingRows[T any](t *tills, yield func(), fn func(T) error) func(T) error {
 	n := 0
 	return func(row T) error {
 		if n++; n%exportYieldRows == 0 && t.busy() {
-			runtime.Gosched()
+			yield()
 		}
 		return fn(row)
 	}

@@ -49,46 +49,81 @@ func TestExportPacerRestsOnlyBesideTheTills(t *testing.T) {
 	}
 }
 
-// TestYieldingRowsLetsTheTillsIn runs an export's row callback on one core
-// beside a goroutine that is ready to run: while the tills are busy that
-// goroutine runs before the exportYieldRows-th row at the latest; either way
-// every row reaches the callback once, in order, and an error stops the rows.
-func TestYieldingRowsLetsTheTillsIn(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	for _, busy := range []bool{false, true} {
-		tl := &tills{}
-		if busy {
-			tl.served()
-		}
-		var ready atomic.Bool
-		ranAt := -1
-		var got []int
-		fn := yieldingRows(tl, func(i int) error {
-			if ranAt < 0 && ready.Load() {
-				ranAt = i
+// TestYieldingRowsOffersTheCoreWhileBusy counts the offers of the core an
+// export's row callback makes: one after every exportYieldRows-th row while
+// the tills are busy, none while they are quiet; either way every row
+// reaches the callback once, in order, and an error stops the rows.
+func TestYieldingRowsOffersTheCoreWhileBusy(t *testing.T) {
+	tests := []struct {
+		name string
+		busy bool
+		// want is the rows after which the core is offered, counted from 0.
+		want []int
+	}{
+		{name: "quiet"},
+		{name: "busy", busy: true, want: []int{exportYieldRows - 1, 2*exportYieldRows - 1, 3*exportYieldRows - 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tl := &tills{}
+			if tt.busy {
+				tl.served()
 			}
-			got = append(got, i)
-			return nil
+			var offers, got []int
+			row := 0
+			fn := yieldingRows(tl, func() { offers = append(offers, row) }, func(i int) error {
+				got = append(got, i)
+				return nil
+			})
+			want := make([]int, 3*exportYieldRows+exportYieldRows/2)
+			for i := range want {
+				want[i], row = i, i
+				if err := fn(i); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("rows %v, want %v", got, want)
+			}
+			if !slices.Equal(offers, tt.want) {
+				t.Fatalf("offered the core after rows %v, want %v", offers, tt.want)
+			}
 		})
-		go ready.Store(true)
-		want := make([]int, 2*exportYieldRows)
-		for i := range want {
-			want[i] = i
-			if err := fn(i); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if !slices.Equal(got, want) {
-			t.Fatalf("busy %v: rows %v, want %v", busy, got, want)
-		}
-		if busy && (ranAt < 0 || ranAt >= exportYieldRows) {
-			t.Fatalf("the waiting goroutine ran at row %d, want before row %d", ranAt, exportYieldRows)
-		}
 	}
 	stop := errors.New("client gone")
 	n := 0
-	fn := yieldingRows(&tills{}, func(int) error { n++; return stop })
+	fn := yieldingRows(&tills{}, runtime.Gosched, func(int) error { n++; return stop })
 	if err := fn(1); !errors.Is(err, stop) || n != 1 {
 		t.Fatalf("error %v after %d rows, want %v after 1", err, n, stop)
+	}
+}
+
+// TestYieldingRowsLetsTheTillsIn runs an export's row callback, as
+// exportPace builds it, on one core beside a goroutine that is ready to run:
+// while the tills are busy that goroutine gets the core within the first
+// offers. An offer is runtime.Gosched, which puts the yielding goroutine on
+// the global run queue, and Go's scheduler looks at that queue first on
+// every 61st schedule, so one offer may hand the core straight back; two
+// offers in a row cannot both do that, hence three offers of slack.
+func TestYieldingRowsLetsTheTillsIn(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	tl := &tills{}
+	tl.served()
+	var ready atomic.Bool
+	ranAt := -1
+	_, fn := exportPace(context.Background(), tl, func(i int) error {
+		if ranAt < 0 && ready.Load() {
+			ranAt = i
+		}
+		return nil
+	})
+	go ready.Store(true)
+	for i := range 10 * exportYieldRows {
+		if err := fn(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ranAt < 0 || ranAt >= 3*exportYieldRows {
+		t.Fatalf("the waiting goroutine ran at row %d, want before row %d", ranAt, 3*exportYieldRows)
 	}
 }
