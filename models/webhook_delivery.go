@@ -198,6 +198,15 @@ type FinishedAttempt struct {
 // is recorded only while its attempt (Delivery.Attempts) is still the row's
 // and the row PENDING: a redelivery, or another worker after the lease ran
 // out, moved it on, and that attempt's outcome is the one to keep.
+//
+// On PostgreSQL the statement turns synchronous_commit off for its
+// transaction (set_config with is_local, read when the transaction
+// commits): its own when it runs alone, tx's when it runs in one. That
+// commit does not wait for its WAL flush. An outcome lost to a database
+// crash leaves its delivery PENDING under the attempt's lease, and the
+// attempt is sent again with the same webhook-id once the lease runs out,
+// which at-least-once delivery allows; the claims that start attempts
+// commit durably, so an attempt never has two senders.
 func FinishAttempts(tx *gorm.DB, xs []FinishedAttempt) (int64, error) {
 	if len(xs) == 0 {
 		return 0, nil
@@ -207,7 +216,13 @@ func FinishAttempts(tx *gorm.DB, xs []FinishedAttempt) (int64, error) {
 		typed(d, "text"), typed(d, "timestamptz"), typed(d, "int"), typed(d, "text"), typed(d, "text"),
 		typed(d, "timestamptz")}, ", ") + ")"
 	var b strings.Builder
-	b.WriteString("WITH v (m, e, ev, a, status, next_at, code, err, resp, delivered) AS (VALUES ")
+	from := "v"
+	b.WriteString("WITH ")
+	if d == Postgres {
+		b.WriteString("nosync AS (SELECT set_config('synchronous_commit', 'off', true) AS s), ")
+		from = "v, nosync"
+	}
+	b.WriteString("v (m, e, ev, a, status, next_at, code, err, resp, delivered) AS (VALUES ")
 	args := make([]any, 0, len(xs)*10)
 	for i, x := range xs {
 		if i > 0 {
@@ -225,7 +240,7 @@ func FinishAttempts(tx *gorm.DB, xs []FinishedAttempt) (int64, error) {
 	b.WriteString(`)
 UPDATE webhook_deliveries SET status = v.status, next_attempt_at = v.next_at, lease_until = NULL,
   last_status_code = v.code, last_error = v.err, last_response = v.resp, delivered_at = v.delivered
-FROM v WHERE webhook_deliveries.merchant_id = v.m AND webhook_deliveries.endpoint_id = v.e
+FROM ` + from + ` WHERE webhook_deliveries.merchant_id = v.m AND webhook_deliveries.endpoint_id = v.e
   AND webhook_deliveries.event_id = v.ev AND webhook_deliveries.attempts = v.a AND webhook_deliveries.status = 'PENDING'`)
 	res := tx.Exec(b.String(), args...)
 	return res.RowsAffected, res.Error

@@ -98,3 +98,76 @@ func TestClaimThenFinishAttempts(t *testing.T) {
 		}
 	})
 }
+
+// TestFinishAttemptsCommitsWithoutWaitingForTheFlush checks on PostgreSQL
+// that FinishAttempts, recording an outcome, turns synchronous_commit off
+// for the transaction it runs in, and for that transaction only: the
+// connection's next transaction, and the one after a FinishAttempts run
+// alone, wait for their flush again.
+func TestFinishAttemptsCommitsWithoutWaitingForTheFlush(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		if models.DialectOfDB(db) != models.Postgres {
+			t.Skip("synchronous_commit is PostgreSQL's")
+		}
+		now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+		if err := db.Exec("INSERT INTO merchants (id, code, name, timezone, created_at) VALUES (1, 'm1', 'm', 'UTC', ?)", now).Error; err != nil {
+			t.Fatal(err)
+		}
+		ep := models.WebhookEndpoint{MerchantID: 1, URL: "https://example.com/hook", Events: "coupon.voided", Enabled: true,
+			Secret: "whsec_c2VjcmV0", CreatedAt: now, UpdatedAt: now}
+		if err := models.InsertWebhookEndpoint(db, &ep); err != nil {
+			t.Fatal(err)
+		}
+		for c := int64(1); c <= 2; c++ {
+			ev := models.OutboxEvent{MerchantID: 1, UID: models.NewEventUID(), Type: "coupon.voided", CouponID: c,
+				Data: `{}`, CreatedAt: now}
+			if err := models.InsertEvent(db, &ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		xs, err := models.ClaimDeliveries(db, 1, ep.ID, now, now.Add(time.Minute), 10)
+		if err != nil || len(xs) != 2 {
+			t.Fatalf("claimed %d, %v; want 2", len(xs), err)
+		}
+		finish := func(c *gorm.DB, x *models.ClaimedDelivery) {
+			n, err := models.FinishAttempts(c, []models.FinishedAttempt{{Delivery: &x.WebhookDelivery,
+				Outcome: models.AttemptOutcome{Status: models.DeliveryDelivered, NextAttemptAt: now, Now: now}}})
+			if err != nil || n != 1 {
+				t.Fatalf("FinishAttempts = %d, %v; want 1", n, err)
+			}
+		}
+		show := func(c *gorm.DB) string {
+			var v string
+			if err := c.Raw("SHOW synchronous_commit").Scan(&v).Error; err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		err = db.Connection(func(c *gorm.DB) error {
+			if got := show(c); got != "on" {
+				t.Fatalf("synchronous_commit %q before, want on", got)
+			}
+			err := c.Transaction(func(tx *gorm.DB) error {
+				finish(tx, &xs[0])
+				if got := show(tx); got != "off" {
+					t.Errorf("synchronous_commit %q in FinishAttempts' transaction, want off", got)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			if got := show(c); got != "on" {
+				t.Errorf("synchronous_commit %q after that transaction, want on", got)
+			}
+			finish(c, &xs[1])
+			if got := show(c); got != "on" {
+				t.Errorf("synchronous_commit %q after FinishAttempts alone, want on", got)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -539,13 +539,13 @@ func (d *Deliverer) record(ctx context.Context, f finishedAttempt) {
 // run another replica opened since leaves it open until the next success
 // after the next search, which ends it.
 //
-// The transaction commits without waiting for its WAL flush on PostgreSQL
-// (synchronous_commit off): an outcome lost to a database crash leaves its
-// delivery PENDING under the attempt's lease, and the attempt is sent again
-// with the same webhook-id once the lease runs out, which at-least-once
-// delivery allows; the claim that starts an attempt commits durably as
-// before. At the tills' rates this takes a WAL flush per batch off the
-// disk they wait on.
+// Either way the outcomes commit without waiting for their WAL flush on
+// PostgreSQL (models.FinishAttempts turns synchronous_commit off for its
+// transaction): an outcome lost to a database crash leaves its delivery
+// PENDING under the attempt's lease, and the attempt is sent again with the
+// same webhook-id once the lease runs out, which at-least-once delivery
+// allows; the claim that starts an attempt commits durably. At the tills'
+// rates this takes a WAL flush per batch off the disk they wait on.
 func (d *Deliverer) writeOutcomes(ctx context.Context, batch []finishedAttempt) {
 	db := d.db.WithContext(ctx)
 	defer d.count(batch)
@@ -562,11 +562,6 @@ func (d *Deliverer) writeOutcomes(ctx context.Context, batch []finishedAttempt) 
 	}
 	var failing map[[2]int64]bool
 	write := func(tx *gorm.DB, batch []finishedAttempt) (int64, error) {
-		if models.DialectOfDB(tx) == models.Postgres {
-			if err := tx.Exec("SET LOCAL synchronous_commit = off").Error; err != nil {
-				return 0, err
-			}
-		}
 		rows := make([]models.FinishedAttempt, len(batch))
 		for i := range batch {
 			rows[i] = models.FinishedAttempt{Delivery: &batch[i].x, Outcome: batch[i].out}
