@@ -806,7 +806,7 @@ func (r *Result) webhookMarkdown(p func(string, ...any)) {
 	p("From %.0f/s down by 5%%, a %.0f s constant run (after %.0f s unmeasured at its rate) without a subscribed endpoint, then (the endpoint subscribed to every "+
 		"event type, at a receiver on loopback that verifies each signature) one with it, at each rate, until each has held "+
 		"p99 ≤ 100 ms with no error; a side that held stops stepping. The side without gets six steps; once it has held, the side with the endpoint "+
-		"steps on until it holds or has tried the first rate below 0.9× the knee without. The ramp with the endpoint broke at %.0f/s against "+
+		"steps on until it holds too, down to half the knee without. The ramp with the endpoint broke at %.0f/s against "+
 		"%.0f/s for the run's ramp without (%s).\n\n", w.Start, w.StepSeconds, warmUpFor.Seconds(), r.KneeWebhook, r.RampKnee, r.KneeWebhookReason)
 	p("| rate | no endpoint p99 ms | held | one endpoint p99 ms | held |\n|---|---|---|---|---|\n")
 	for i := 0; i < max(len(w.PlainSteps), len(w.HookSteps)); i++ {

@@ -132,14 +132,14 @@ func webhookScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 	}
 	plainHeld, hookHeld := false, false
 	// The knee without the endpoint gets six steps. Once it has held, the
-	// side with the endpoint keeps stepping until it holds or has tried
-	// the first rate below WebhookKneeTarget of it, so a miss is measured
-	// as one, not cut short by the count of steps.
+	// side with the endpoint keeps stepping until it holds too, down to
+	// half of it, so a miss is measured with the knee it has, not cut
+	// short by the count of steps.
 	for try, rate := 0, wk.Start; !(plainHeld && hookHeld); try, rate = try+1, math.Round(rate*0.95) {
 		if !plainHeld && try >= 6 {
 			break
 		}
-		if plainHeld && len(wk.HookSteps) > 0 && wk.KneeHook < WebhookKneeTarget*wk.KneePlain {
+		if plainHeld && rate < wk.KneePlain/2 {
 			break
 		}
 		if !plainHeld {
