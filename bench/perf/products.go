@@ -19,6 +19,10 @@ const RulesKneeTarget = 0.95
 // StoreLimitP99MS is the p99 the per-store daily limit's rate is measured at.
 const StoreLimitP99MS = 50
 
+// storeLimitStepOps is the fewest redemptions a step of the per-store daily
+// limit measures.
+const storeLimitStepOps = 500
+
 // ProductRows are the rows of the coupon products (issue 15): the sustained
 // knee on a campaign with weekday and time-of-day rules against a plain one,
 // measured the same way in the same run, and the highest rate one store
@@ -95,8 +99,8 @@ func productScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 	rows := &ProductRows{StepSeconds: step.Seconds(), KneeStart: math.Round(start)}
 	res.Products = rows
 	url := fx.Server.URL() + "/graphql"
-	// Enough codes for six steps at the start rate.
-	n := int(start*step.Seconds())*6 + 1000 + 200
+	// Enough codes for six steps at the start rate, each after its warm-up.
+	n := int(start*(step+warmUpFor).Seconds())*6 + 1000
 	window, err := wholeDayWindow(ctx, fx)
 	if err != nil {
 		return err
@@ -117,7 +121,13 @@ func productScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 		return err
 	}
 	var rid atomic.Int64
+	// constant measures d at rate after warmUpFor unmeasured at that rate,
+	// as the run's own knee steps do: each step follows an audit and a
+	// checkpoint that leave the server idle.
 	constant := func(name string, pool *codes, rate float64, d time.Duration) (Scenario, KneeStep) {
+		warmUpAt(ctx, url, fx.Clerk, rate, func(int) load.Op {
+			return load.Redeem("redeem", pool.take(), fx.StoreID, "pwarm-"+strconv.FormatInt(rid.Add(1), 10))
+		})
 		cfg.logf("%s: %.0f/s for %s", name, rate, d)
 		sm := harness.StartSampler(fx.Server, 200*time.Millisecond)
 		recs := load.Run(ctx, load.Attack{Name: name, URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: rate},
@@ -129,21 +139,10 @@ func productScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 			Windows: windows(recs)}
 		return s, KneeStep{Rate: rate, P99: s.Stats.P99, ErrorRate: s.Stats.ErrorRate}
 	}
-	// warm sends a few redemptions of a fresh campaign first, so no step
-	// measures the first reads of its rows and connections being dialled.
-	warm := func(pool *codes) {
-		load.Run(ctx, load.Attack{Name: "warm-up", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: 50},
-			Duration: 2 * time.Second, MaxOps: 100, Timeout: 10 * time.Second,
-			Next: func(int) load.Op {
-				return load.Redeem("redeem", pool.take(), fx.StoreID, "pwarm-"+strconv.FormatInt(rid.Add(1), 10))
-			}})
-	}
 	// Both knees step down from the same start by 5%, alternating plain and
 	// rules at each rate so neither gets a quieter machine; a campaign that
 	// held stops stepping.
 	plainPool, rulesPool := &codes{list: plain}, &codes{list: rules}
-	warm(plainPool)
-	warm(rulesPool)
 	plainHeld, rulesHeld := false, false
 	for try, rate := 0, math.Round(start); try < 6 && !(plainHeld && rulesHeld); try, rate = try+1, math.Round(rate*0.95) {
 		for _, c := range []struct {
@@ -179,14 +178,18 @@ func productScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 
 	// Per-store daily limit: one store takes every redemption, so each one
 	// updates the same counter row. Rates step up until p99 passes
-	// StoreLimitP99MS or an error shows.
+	// StoreLimitP99MS or an error shows. A step lasts short, or long
+	// enough for storeLimitStepOps redemptions at the low rates, so its
+	// p99 is not the third-slowest of 150.
 	short := max(step/3, 3*time.Second)
 	rates := []float64{50, 100, 150, 225, 340, 500, 750, 1100, 1600, 2400}
+	stepFor := func(rate float64) time.Duration {
+		return max(short, time.Duration(float64(storeLimitStepOps)/rate*float64(time.Second)))
+	}
 	total := 0
 	for _, r := range rates {
-		total += int(r*short.Seconds()) + 1
+		total += int(r*(stepFor(r)+warmUpFor).Seconds()) + 1
 	}
-	total += 200 // the warm-up's
 	rows.StoreLimit = int64(total) * 10
 	cfg.logf("products: per-store daily limit campaign of %d codes (limit %d a store a day)", total, rows.StoreLimit)
 	storeCodes, err := productCampaign(ctx, fx, "products-store-limit", total, map[string]any{"perStoreDailyLimit": rows.StoreLimit})
@@ -197,10 +200,9 @@ func productScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 		return err
 	}
 	storePool := &codes{list: storeCodes}
-	warm(storePool)
 	rows.StoreLimitReason = "the last step held"
 	for _, rate := range rates {
-		s, ks := constant("products: per-store daily limit, one store", storePool, rate, short)
+		s, ks := constant("products: per-store daily limit, one store", storePool, rate, stepFor(rate))
 		ks.Held = s.Stats.P99 <= StoreLimitP99MS && s.Stats.ErrorRate == 0 && s.Stats.Unknown == 0 && s.Stats.Fail == 0
 		rows.StoreLimitSteps = append(rows.StoreLimitSteps, ks)
 		s.Extra["held"] = ks.Held

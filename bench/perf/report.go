@@ -854,9 +854,9 @@ func (r *Result) productsMarkdown(p func(string, ...any)) {
 	p("Knee with rules: two campaigns of fresh coupons, one plain and one with all seven weekdays and the daily window %s in the "+
 		"merchant's time zone (every minute but one, that one half a day away from the run, since a window with from = to is "+
 		"refused), so the rules are checked on every redemption and reject nothing. Both step down from %.0f/s by 5%% with "+
-		"%.0f s constant runs, plain then rules at each rate, until a run holds p99 ≤ 100 ms with no error and no rejection "+
+		"%.0f s constant runs (after %.0f s unmeasured at their rate), plain then rules at each rate, until a run holds p99 ≤ 100 ms with no error and no rejection "+
 		"(a knee that holds at the start is reported as the start: the ratio then reads 1.00).\n\n",
-		pr.Window, pr.KneeStart, pr.StepSeconds)
+		pr.Window, pr.KneeStart, pr.StepSeconds, warmUpFor.Seconds())
 	p("| rate | plain p99 ms | plain held | rules p99 ms | rules held |\n|---|---|---|---|---|\n")
 	for i := 0; i < max(len(pr.PlainSteps), len(pr.RulesSteps)); i++ {
 		cell := func(steps []KneeStep) (string, string) {
@@ -876,8 +876,9 @@ func (r *Result) productsMarkdown(p func(string, ...any)) {
 		p("| %.0f/s | %s | %s | %s | %s |\n", rate, pp, ph, rp, rh)
 	}
 	p("\nPer-store daily limit: a campaign with perStoreDailyLimit %d (never reached), every redemption at the one store, so each "+
-		"takes the same counter row (one upsert in the taking transaction); the rate steps up with %.0f s constant runs until "+
-		"p99 passes %d ms or an error shows. Highest rate held: %.0f/s.\n\n", pr.StoreLimit, math.Max(pr.StepSeconds/3, 3), StoreLimitP99MS, pr.StoreLimitRate)
+		"takes the same counter row (one upsert in the taking transaction); the rate steps up with %.0f s constant runs (at least %d "+
+		"redemptions each, after %.0f s unmeasured at their rate) until p99 passes %d ms or an error shows. Highest rate held: %.0f/s.\n\n",
+		pr.StoreLimit, math.Max(pr.StepSeconds/3, 3), storeLimitStepOps, warmUpFor.Seconds(), StoreLimitP99MS, pr.StoreLimitRate)
 	p("| rate | p99 ms | error rate | held |\n|---|---|---|---|\n")
 	for _, st := range pr.StoreLimitSteps {
 		p("| %.0f/s | %.1f | %.4f | %s |\n", st.Rate, st.P99, st.ErrorRate, yesNo[st.Held])
