@@ -269,11 +269,35 @@ func EventsByID(db *gorm.DB, merchantID int64, ids []int64) ([]OutboxEvent, erro
 	return out, err
 }
 
-// CountEvents returns how many events are stored, for metrics.
-func CountEvents(db *gorm.DB) (int64, error) {
-	var n int64
-	err := db.Model(&OutboxEvent{}).Count(&n).Error
-	return n, err
+// CountEventsSince counts the stored events from a watermark on, for a
+// count that stays exact as the outbox grows without reading all of it each
+// time (events are never deleted). It returns the next watermark, how many
+// events lie between the two watermarks (settled: none can be added there
+// any more), and how many are visible from mark on (settled or not). The
+// first watermark is 0, and the first call reads every event.
+//
+// On PostgreSQL the watermark is a transaction id: events whose txid is
+// below the oldest transaction still running (the snapshot's xmin) were
+// written by transactions that have ended, so no event can join them, and
+// each merchant's part is a range of outbox_events_feed. On SQLite, whose
+// writers take turns so that ids are in commit order, it is an id.
+func CountEventsSince(db *gorm.DB, mark int64) (next, settled, visible int64, err error) {
+	var r struct{ Next, Settled, Visible int64 }
+	if DialectOfDB(db) == Postgres {
+		err = db.Raw(`SELECT x.xmin AS next, COUNT(e.id) FILTER (WHERE e.txid < x.xmin) AS settled, COUNT(e.id) AS visible
+FROM (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin) x
+CROSS JOIN merchants m
+LEFT JOIN outbox_events e ON e.merchant_id = m.id AND e.txid >= ?
+GROUP BY x.xmin`, mark).Scan(&r).Error
+		if err == nil && r.Next == 0 {
+			// No merchant yet: nothing to count, nothing settled.
+			r.Next = mark
+		}
+		return r.Next, r.Settled, r.Visible, err
+	}
+	err = db.Raw(`SELECT COALESCE(MAX(id), ?) AS next, COUNT(*) AS settled, COUNT(*) AS visible FROM outbox_events WHERE id > ?`,
+		mark, mark).Scan(&r).Error
+	return r.Next, r.Settled, r.Visible, err
 }
 
 // joinTypes is the stored form of an endpoint's subscribed types.

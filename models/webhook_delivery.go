@@ -342,11 +342,16 @@ type DeliveryCount struct {
 	N      int64
 }
 
-// CountDeliveries counts deliveries by status, for metrics.
-func CountDeliveries(db *gorm.DB) ([]DeliveryCount, error) {
-	var out []DeliveryCount
-	err := db.Raw("SELECT status, COUNT(*) AS n FROM webhook_deliveries GROUP BY status").Scan(&out).Error
-	return out, err
+// CountUndelivered counts the deliveries waiting (PENDING) and those given
+// up (FAILED), for metrics. Each count reads a partial index of its status
+// (webhook_deliveries_endpoint_due or _order, webhook_deliveries_failed),
+// so its cost follows the deliveries in that status, not all that were ever
+// made.
+func CountUndelivered(db *gorm.DB) ([]DeliveryCount, error) {
+	var r struct{ Pending, Failed int64 }
+	err := db.Raw(`SELECT (SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'PENDING') AS pending,
+  (SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'FAILED') AS failed`).Scan(&r).Error
+	return []DeliveryCount{{Status: DeliveryPending, N: r.Pending}, {Status: DeliveryFailed, N: r.Failed}}, err
 }
 
 // OldestPending is the creation time of an endpoint's oldest PENDING

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"gorm.io/gorm"
@@ -26,6 +27,19 @@ type Webhooks struct {
 	audit        *Audit
 	allowPrivate bool
 	resolver     Resolver
+
+	// events keeps Metrics' count of the outbox's events from reading
+	// every event at every call.
+	events eventTally
+}
+
+// eventTally is a count of the outbox's events kept from one reading to the
+// next: the events settled below mark (models.CountEventsSince) are
+// counted once and kept.
+type eventTally struct {
+	mu      sync.Mutex
+	mark    int64
+	settled int64
 }
 
 // Resolver looks host names up; net.DefaultResolver is one.
@@ -591,23 +605,28 @@ func PublicAddr(a netip.Addr) bool {
 }
 
 // WebhookMetrics is what /metrics shows of the outbox: events stored,
-// deliveries by status, and per endpoint the age of its oldest undelivered
-// event.
+// deliveries waiting (PENDING) and given up (FAILED), and per endpoint the
+// age of its oldest undelivered event.
 type WebhookMetrics struct {
 	Events     int64
 	Deliveries map[models.DeliveryStatus]int64
 	Oldest     []models.OldestPending
 }
 
-// Metrics reads the outbox's figures for /metrics.
+// Metrics reads the outbox's figures for /metrics. Each figure's cost
+// follows what changed or waits, not the whole outbox: the events are
+// counted from the last call's watermark on (the first call of a process
+// reads them all), and the deliveries from partial indexes of the PENDING
+// and FAILED ones. Delivered deliveries are not counted here: the
+// deliverers count their attempts by outcome.
 func (s *Webhooks) Metrics(ctx context.Context) (WebhookMetrics, error) {
 	db := s.db.WithContext(ctx)
 	out := WebhookMetrics{Deliveries: map[models.DeliveryStatus]int64{}}
 	var err error
-	if out.Events, err = models.CountEvents(db); err != nil {
+	if out.Events, err = s.countEvents(db); err != nil {
 		return out, err
 	}
-	counts, err := models.CountDeliveries(db)
+	counts, err := models.CountUndelivered(db)
 	if err != nil {
 		return out, err
 	}
@@ -616,4 +635,19 @@ func (s *Webhooks) Metrics(ctx context.Context) (WebhookMetrics, error) {
 	}
 	out.Oldest, err = models.OldestPendingDeliveries(db)
 	return out, err
+}
+
+// countEvents returns how many events the outbox holds, reading only those
+// from the tally's watermark on.
+func (s *Webhooks) countEvents(db *gorm.DB) (int64, error) {
+	t := &s.events
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	next, settled, visible, err := models.CountEventsSince(db, t.mark)
+	if err != nil {
+		return 0, err
+	}
+	n := t.settled + visible
+	t.mark, t.settled = next, t.settled+settled
+	return n, nil
 }

@@ -743,3 +743,84 @@ func TestWebhookLateClaimHandedBack(t *testing.T) {
 		h.wantEachOnce(3)
 	})
 }
+
+// TestWebhookMetricsCountEveryEvent reads /metrics' outbox figures while
+// redemptions commit at once, and on PostgreSQL across a transaction that
+// holds its event uncommitted while a later one commits: the event count
+// read from the watermark on must equal the events stored after every
+// reading, and must take in the late commit. The deliveries' gauges count
+// the PENDING and FAILED ones.
+func TestWebhookMetricsCountEveryEvent(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		w := newWorldWith(t, db, true, allowPrivate)
+		ctx := context.Background()
+		ep, err := w.svc.Webhooks.CreateEndpoint(ctx, w.admin, services.WebhookEndpointInput{URL: "http://127.0.0.1:9/hook",
+			Events: []string{models.EventRedemptionSucceeded}})
+		must(t, err)
+		stored := func() int64 {
+			var n int64
+			must(t, db.Model(&models.OutboxEvent{}).Count(&n).Error)
+			return n
+		}
+		metrics := func() services.WebhookMetrics {
+			m, err := w.svc.Webhooks.Metrics(ctx)
+			must(t, err)
+			return m
+		}
+		if got, want := metrics().Events, stored(); got != want {
+			t.Fatalf("events %d at first, want %d", got, want)
+		}
+		const n = 60
+		w.redeemConcurrently(w.issue(w.campaign, n), func(done <-chan struct{}) {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+					metrics()
+					time.Sleep(2 * time.Millisecond)
+				}
+			}
+		})
+		m := metrics()
+		if got, want := m.Events, stored(); got != want {
+			t.Fatalf("events %d after the redemptions, want %d", got, want)
+		}
+		if m.Deliveries[models.DeliveryPending] != n || m.Deliveries[models.DeliveryFailed] != 0 {
+			t.Fatalf("deliveries %v, want %d PENDING and none FAILED", m.Deliveries, n)
+		}
+		must(t, db.Exec("UPDATE webhook_deliveries SET status = 'FAILED' WHERE event_id IN (SELECT event_id FROM webhook_deliveries WHERE endpoint_id = ? ORDER BY event_id LIMIT 3)",
+			ep.Endpoint.ID).Error)
+		if m := metrics(); m.Deliveries[models.DeliveryPending] != n-3 || m.Deliveries[models.DeliveryFailed] != 3 {
+			t.Fatalf("deliveries %v, want %d PENDING and 3 FAILED", m.Deliveries, n-3)
+		}
+		if models.DialectOfDB(db) != models.Postgres {
+			return // SQLite's writers take turns: no commit can overtake another.
+		}
+		event := func() *models.OutboxEvent {
+			return &models.OutboxEvent{MerchantID: w.merchant.ID, UID: models.NewEventUID(), Type: models.EventCouponVoided,
+				Data: `{}`, CreatedAt: time.Now().UTC()}
+		}
+		wrote, hold, errc := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+		go func() {
+			errc <- db.Transaction(func(tx *gorm.DB) error {
+				if err := models.InsertEvent(tx, event()); err != nil {
+					return err
+				}
+				close(wrote)
+				<-hold
+				return nil
+			})
+		}()
+		<-wrote
+		must(t, models.InsertEvent(db, event()))
+		if got, want := metrics().Events, stored(); got != want {
+			t.Fatalf("events %d with one uncommitted, want %d", got, want)
+		}
+		close(hold)
+		must(t, <-errc)
+		if got, want := metrics().Events, stored(); got != want {
+			t.Fatalf("events %d after the earlier transaction committed last, want %d", got, want)
+		}
+	})
+}

@@ -177,6 +177,8 @@ func TestServeDemo(t *testing.T) {
 				{"/metrics", "", "coupond_redemptions_total", 200},
 				{"/metrics", "", "coupond_redemptions_coalesced_total 0", 200},
 				{"/metrics", "", "coupond_graphql_inflight_limit 512", 200},
+				{"/metrics", "", "coupond_webhook_events ", 200},
+				{"/metrics", "", `coupond_webhook_deliveries{status="FAILED"} 0`, 200},
 				{"/", "", "<html", 200},
 				{"/coupons/some-deep-link", "", "<html", 200},
 				{"/playground/", "", "graphiql", 200},
@@ -202,6 +204,11 @@ func TestServeDemo(t *testing.T) {
 			}
 			if !strings.Contains(metrics, "coupond_findings_open_oldest_seconds ") || metricValue(metrics, "coupond_findings_open") < 0 {
 				t.Fatalf("open findings gauges missing or failing:\n%s", metrics)
+			}
+			// The demo's redemptions wrote events; delivered deliveries are
+			// the attempts counter's, not a status of the gauge.
+			if metricValue(metrics, "coupond_webhook_events") < 40 || strings.Contains(metrics, `status="DELIVERED"`) {
+				t.Fatalf("webhook gauges wrong:\n%s", metrics)
 			}
 			_, body, _ := get(t, "http://"+addr+"/export/coupons.csv?campaignId=1", admin)
 			if lines := strings.Count(body, "\n"); lines != 601 {

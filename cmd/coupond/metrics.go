@@ -151,7 +151,8 @@ type webhookCollector struct {
 func newWebhookCollector(svc func() *services.Services, deliverer func() *services.Deliverer) *webhookCollector {
 	return &webhookCollector{svc: svc, deliverer: deliverer,
 		events: prometheus.NewDesc("coupond_webhook_events", "Events written to the outbox (committed changes only).", nil, nil),
-		byStatus: prometheus.NewDesc("coupond_webhook_deliveries", "Webhook deliveries by status (PENDING, DELIVERED, FAILED).",
+		byStatus: prometheus.NewDesc("coupond_webhook_deliveries",
+			"Webhook deliveries waiting (PENDING) or given up (FAILED); delivered ones are counted by coupond_webhook_attempts_total{outcome=\"delivered\"}.",
 			[]string{"status"}, nil),
 		oldest: prometheus.NewDesc("coupond_webhook_oldest_undelivered_seconds",
 			"Age of the oldest undelivered event per endpoint.", []string{"merchant", "endpoint"}, nil),
@@ -168,8 +169,8 @@ func (c *webhookCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 // outboxMetricsEvery is how often a scrape reads the outbox's figures from
-// the database: they count whole tables, which grow with every redemption,
-// so scrapes in between (and every replica's) reuse the last reading.
+// the database (services.Webhooks.Metrics); scrapes in between reuse the
+// last reading.
 const outboxMetricsEvery = 30 * time.Second
 
 // outbox returns the outbox's figures, read at most once per
@@ -206,7 +207,7 @@ func (c *webhookCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(c.events, prometheus.GaugeValue, float64(m.Events))
-	for _, st := range []models.DeliveryStatus{models.DeliveryPending, models.DeliveryDelivered, models.DeliveryFailed} {
+	for _, st := range []models.DeliveryStatus{models.DeliveryPending, models.DeliveryFailed} {
 		ch <- prometheus.MustNewConstMetric(c.byStatus, prometheus.GaugeValue, float64(m.Deliveries[st]), string(st))
 	}
 	now := time.Now().UTC()
