@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
@@ -30,7 +31,7 @@ type metrics struct {
 	deliverer atomic.Pointer[services.Deliverer]
 }
 
-func newMetrics(db *gorm.DB, svc func() *services.Services) (*metrics, error) {
+func newMetrics(db *gorm.DB, svc func() *services.Services, log *slog.Logger) (*metrics, error) {
 	m := &metrics{reg: prometheus.NewRegistry()}
 	m.redemptions = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "coupond_redemptions_total",
 		Help: "Redeem and reserve requests by operation and outcome (flow status or error code)."}, []string{"operation", "outcome"})
@@ -71,7 +72,7 @@ func newMetrics(db *gorm.DB, svc func() *services.Services) (*metrics, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.reg.MustRegister(newWebhookCollector(svc, m.deliverer.Load))
+	m.reg.MustRegister(newWebhookCollector(svc, m.deliverer.Load, log))
 	m.reg.MustRegister(m.redemptions, m.latency, m.jobRuns, m.jobSeconds,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "coupond_redeeming_coupons",
 			Help: "Coupons held REDEEMING by a redemption whose outcome is not final."},
@@ -133,23 +134,33 @@ func (m *metrics) observeJob(job string, took time.Duration, err error) {
 	m.jobSeconds.WithLabelValues(job).Observe(took.Seconds())
 }
 
-// webhookCollector exports the outbox's figures, read when scraped, and the
-// delivery attempts of this process.
+// webhookCollector exports the outbox's figures, read from the database in
+// the background, and the delivery attempts of this process.
 type webhookCollector struct {
 	svc       func() *services.Services
 	deliverer func() *services.Deliverer
-	events    *prometheus.Desc
-	byStatus  *prometheus.Desc
-	oldest    *prometheus.Desc
-	attempts  *prometheus.Desc
+	// readOutbox reads the outbox's figures (services.Webhooks.Metrics),
+	// and wait is how long a scrape waits for a reading in progress.
+	readOutbox func(context.Context) (services.WebhookMetrics, error)
+	wait       time.Duration
+	events     *prometheus.Desc
+	byStatus   *prometheus.Desc
+	oldest     *prometheus.Desc
+	attempts   *prometheus.Desc
+	log        *slog.Logger
 
-	mu     sync.Mutex
-	last   services.WebhookMetrics
-	readAt time.Time
+	mu sync.Mutex
+	// last is the latest reading, taken at readAt (zero: none yet);
+	// reading is closed when the reading in progress ends, nil when none
+	// is.
+	last    services.WebhookMetrics
+	readAt  time.Time
+	reading chan struct{}
 }
 
-func newWebhookCollector(svc func() *services.Services, deliverer func() *services.Deliverer) *webhookCollector {
-	return &webhookCollector{svc: svc, deliverer: deliverer,
+func newWebhookCollector(svc func() *services.Services, deliverer func() *services.Deliverer, log *slog.Logger) *webhookCollector {
+	read := func(ctx context.Context) (services.WebhookMetrics, error) { return svc().Webhooks.Metrics(ctx) }
+	return &webhookCollector{svc: svc, deliverer: deliverer, log: log, readOutbox: read, wait: outboxMetricsWait,
 		events: prometheus.NewDesc("coupond_webhook_events", "Events written to the outbox (committed changes only).", nil, nil),
 		byStatus: prometheus.NewDesc("coupond_webhook_deliveries",
 			"Webhook deliveries waiting (PENDING) or given up (FAILED); delivered ones are counted by coupond_webhook_attempts_total{outcome=\"delivered\"}.",
@@ -168,27 +179,57 @@ func (c *webhookCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.attempts
 }
 
-// outboxMetricsEvery is how often a scrape reads the outbox's figures from
-// the database (services.Webhooks.Metrics); scrapes in between reuse the
-// last reading.
-const outboxMetricsEvery = 30 * time.Second
+// The outbox's figures (services.Webhooks.Metrics) are read at most every
+// outboxMetricsEvery, when a scrape finds the last reading older, in the
+// background: a scrape waits outboxMetricsWait at most for a reading in
+// progress and otherwise shows the last one. A reading may take up to
+// outboxMetricsTimeout: the first of a process counts every event of the
+// outbox once (the later ones only the events since), which on a large
+// outbox takes longer than a scrape should wait.
+const (
+	outboxMetricsEvery   = 30 * time.Second
+	outboxMetricsWait    = 2 * time.Second
+	outboxMetricsTimeout = 5 * time.Minute
+)
 
-// outbox returns the outbox's figures, read at most once per
-// outboxMetricsEvery.
-func (c *webhookCollector) outbox(svc *services.Services) (services.WebhookMetrics, bool) {
+// outbox returns the latest reading of the outbox's figures, and false
+// when there has been none yet; it starts a new reading when the last is
+// older than outboxMetricsEvery.
+func (c *webhookCollector) outbox() (services.WebhookMetrics, bool) {
+	c.mu.Lock()
+	done := c.reading
+	if done == nil && (c.readAt.IsZero() || time.Since(c.readAt) >= outboxMetricsEvery) {
+		done = make(chan struct{})
+		c.reading = done
+		go c.read(done)
+	}
+	c.mu.Unlock()
+	if done != nil {
+		select {
+		case <-done:
+		case <-time.After(c.wait):
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.readAt.IsZero() && time.Since(c.readAt) < outboxMetricsEvery {
-		return c.last, true
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	return c.last, !c.readAt.IsZero()
+}
+
+// read takes one reading of the outbox's figures and closes done; a reading
+// that fails keeps the last one, and the next scrape tries again.
+func (c *webhookCollector) read(done chan struct{}) {
+	ctx, cancel := context.WithTimeout(context.Background(), outboxMetricsTimeout)
 	defer cancel()
-	m, err := svc.Webhooks.Metrics(ctx)
-	if err != nil {
-		return services.WebhookMetrics{}, false
+	m, err := c.readOutbox(ctx)
+	c.mu.Lock()
+	if err == nil {
+		c.last, c.readAt = m, time.Now()
+	} else {
+		c.log.Error("read the outbox's metrics", "err", err)
 	}
-	c.last, c.readAt = m, time.Now()
-	return m, true
+	c.reading = nil
+	c.mu.Unlock()
+	close(done)
 }
 
 func (c *webhookCollector) Collect(ch chan<- prometheus.Metric) {
@@ -198,11 +239,10 @@ func (c *webhookCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.attempts, prometheus.CounterValue, float64(n), outcome)
 		}
 	}
-	svc := c.svc()
-	if svc == nil {
+	if c.svc() == nil {
 		return
 	}
-	m, ok := c.outbox(svc)
+	m, ok := c.outbox()
 	if !ok {
 		return
 	}

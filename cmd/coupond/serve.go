@@ -182,7 +182,7 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 		defer models.Close(r.DB)
 	}
 	var svc *services.Services
-	m, err := newMetrics(db, func() *services.Services { return svc })
+	m, err := newMetrics(db, func() *services.Services { return svc }, log)
 	if err != nil {
 		return err
 	}
