@@ -10,6 +10,31 @@ import (
 	"coupond/models"
 )
 
+// endpointWithEvents inserts merchant 1, an endpoint of it subscribed to
+// coupon.voided, and n such events of coupons 1..n (each with its PENDING
+// delivery), and returns the endpoint and the events' uids by id.
+func endpointWithEvents(t *testing.T, db *gorm.DB, now time.Time, n int64) (models.WebhookEndpoint, map[int64]string) {
+	t.Helper()
+	if err := db.Exec("INSERT INTO merchants (id, code, name, timezone, created_at) VALUES (1, 'm1', 'm', 'UTC', ?)", now).Error; err != nil {
+		t.Fatal(err)
+	}
+	ep := models.WebhookEndpoint{MerchantID: 1, URL: "https://example.com/hook", Events: "coupon.voided", Enabled: true,
+		Secret: "whsec_c2VjcmV0", CreatedAt: now, UpdatedAt: now}
+	if err := models.InsertWebhookEndpoint(db, &ep); err != nil {
+		t.Fatal(err)
+	}
+	uids := map[int64]string{}
+	for c := int64(1); c <= n; c++ {
+		ev := models.OutboxEvent{MerchantID: 1, UID: models.NewEventUID(), Type: "coupon.voided", CouponID: c,
+			Data: `{"n":1}`, CreatedAt: now}
+		if err := models.InsertEvent(db, &ev); err != nil {
+			t.Fatal(err)
+		}
+		uids[ev.ID] = ev.UID
+	}
+	return ep, uids
+}
+
 // TestClaimThenFinishAttempts claims three deliveries with their events in
 // one call and records their outcomes in one statement: a 2xx, a retry, and
 // an outcome whose attempt is no longer the row's (a redelivery or another
@@ -17,23 +42,7 @@ import (
 func TestClaimThenFinishAttempts(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-		if err := db.Exec("INSERT INTO merchants (id, code, name, timezone, created_at) VALUES (1, 'm1', 'm', 'UTC', ?)", now).Error; err != nil {
-			t.Fatal(err)
-		}
-		ep := models.WebhookEndpoint{MerchantID: 1, URL: "https://example.com/hook", Events: "coupon.voided", Enabled: true,
-			Secret: "whsec_c2VjcmV0", CreatedAt: now, UpdatedAt: now}
-		if err := models.InsertWebhookEndpoint(db, &ep); err != nil {
-			t.Fatal(err)
-		}
-		uids := map[int64]string{}
-		for c := int64(1); c <= 3; c++ {
-			ev := models.OutboxEvent{MerchantID: 1, UID: models.NewEventUID(), Type: "coupon.voided", CouponID: c,
-				Data: `{"n":1}`, CreatedAt: now}
-			if err := models.InsertEvent(db, &ev); err != nil {
-				t.Fatal(err)
-			}
-			uids[ev.ID] = ev.UID
-		}
+		ep, uids := endpointWithEvents(t, db, now, 3)
 		lease := now.Add(time.Minute)
 		xs, err := models.ClaimDeliveries(db, 1, ep.ID, now, lease, 10)
 		if err != nil {
@@ -110,21 +119,7 @@ func TestFinishAttemptsCommitsWithoutWaitingForTheFlush(t *testing.T) {
 			t.Skip("synchronous_commit is PostgreSQL's")
 		}
 		now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-		if err := db.Exec("INSERT INTO merchants (id, code, name, timezone, created_at) VALUES (1, 'm1', 'm', 'UTC', ?)", now).Error; err != nil {
-			t.Fatal(err)
-		}
-		ep := models.WebhookEndpoint{MerchantID: 1, URL: "https://example.com/hook", Events: "coupon.voided", Enabled: true,
-			Secret: "whsec_c2VjcmV0", CreatedAt: now, UpdatedAt: now}
-		if err := models.InsertWebhookEndpoint(db, &ep); err != nil {
-			t.Fatal(err)
-		}
-		for c := int64(1); c <= 2; c++ {
-			ev := models.OutboxEvent{MerchantID: 1, UID: models.NewEventUID(), Type: "coupon.voided", CouponID: c,
-				Data: `{}`, CreatedAt: now}
-			if err := models.InsertEvent(db, &ev); err != nil {
-				t.Fatal(err)
-			}
-		}
+		ep, _ := endpointWithEvents(t, db, now, 2)
 		xs, err := models.ClaimDeliveries(db, 1, ep.ID, now, now.Add(time.Minute), 10)
 		if err != nil || len(xs) != 2 {
 			t.Fatalf("claimed %d, %v; want 2", len(xs), err)
