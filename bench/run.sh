@@ -46,12 +46,25 @@
 #                               for trying a schema change
 #
 # Environment: PGHOST (127.0.0.1), PGPORT (5432), BENCH_ADMIN_DB (test), an
-# existing database used to create and drop coupond_bench* databases.
+# existing database used to create and drop coupond_bench* databases;
+# KEEP_DBS=1 keeps the scenarios' databases after the run (dropped by default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-perf}
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# The scenarios leave their databases behind for a look after the run
+# (several GB after a full one), which slows whatever runs next on this
+# PostgreSQL: they are dropped on exit unless KEEP_DBS=1.
+cleanup() {
+  rm -rf "$tmp"
+  if [ -z "${KEEP_DBS:-}" ] && command -v psql >/dev/null; then
+    local pg=(psql -h "${PGHOST:-127.0.0.1}" -p "${PGPORT:-5432}" -U postgres -d "${BENCH_ADMIN_DB:-test}" -qAt)
+    for db in $("${pg[@]}" -c "SELECT datname FROM pg_database WHERE datname LIKE 'coupond\_bench%' OR datname LIKE 'coupond\_faults%'" 2>/dev/null); do
+      "${pg[@]}" -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null 2>&1 || echo "could not drop database $db" >&2
+    done
+  fi
+}
+trap cleanup EXIT
 go build -o "$tmp/coupond" ./cmd/coupond
 # The fault suite's server can SIGKILL itself at the protocol's crash points
 # (serve --crash-at), which only a build with -tags crashpoints carries.
