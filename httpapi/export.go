@@ -128,8 +128,10 @@ func writeCSV(w http.ResponseWriter, name string, header []string, rows func(fun
 		return err
 	}
 	n := 0
+	// One record for every row: the writer copies it out before the next.
+	var rec []string
 	err := rows(func(row []any) error {
-		rec := make([]string, len(row))
+		rec = slices.Grow(rec[:0], len(row))[:len(row)]
 		for i, v := range row {
 			rec[i] = csvCell(v)
 		}
@@ -402,11 +404,14 @@ func (e *exporter) redemptions(ctx context.Context, actor services.Actor, r *htt
 		headerZh: []string{"核销单号", "请求号", "方式", "状态", "拒绝原因", "释放原因", "门店", "券码", "订单金额(元)", "优惠金额(元)",
 			"订单号", "创建时间", "完成时间", "操作员", "第几次使用", "客户"},
 		rows: func(emit func([]any) error) error {
+			// emit is done with a row when it returns, so one slice
+			// carries them all.
+			row := make([]any, 0, 16)
 			return stream(func(fl models.FlowExportRow) error {
-				return emit([]any{fl.RedeemNo, fl.RequestID, string(fl.Operation), string(fl.Status), deref(fl.RejectReason),
+				return emit(append(row[:0], fl.RedeemNo, fl.RequestID, string(fl.Operation), string(fl.Status), deref(fl.RejectReason),
 					deref(fl.ReleaseReason), fl.StoreCode, fl.CouponCode, yuan(fl.OrderAmount),
 					yuan(fl.DiscountAmount), deref(fl.OrderRef), localTime(&fl.CreatedAt, loc), localTime(fl.FinishedAt, loc),
-					fl.OperatorName, useNo(fl.UseNo), deref(fl.CustomerRef)})
+					fl.OperatorName, useNo(fl.UseNo), deref(fl.CustomerRef)))
 			})
 		},
 	}, nil
