@@ -117,6 +117,18 @@ func TestReadReplicaDecidesNothing(t *testing.T) {
 	if !slices.Contains(nos, before.RedeemNo) || slices.Contains(nos, first.RedeemNo) || slices.Contains(nos, held.RedeemNo) {
 		t.Fatalf("ledger through the paused replica: %v, want %s and none of the later %s, %s", nos, before.RedeemNo, first.RedeemNo, held.RedeemNo)
 	}
+	// The ledger export reads its batches in transactions (no parallel
+	// plans): they run on the replica too, not on the primary.
+	stream, err := w.svc.Coupons.RedemptionExport(ctx, w.admin, services.RedemptionExportFilter{})
+	must(t, err)
+	var exported []string
+	must(t, stream(func(r models.FlowExportRow) error {
+		exported = append(exported, r.RedeemNo)
+		return nil
+	}))
+	if !slices.Contains(exported, before.RedeemNo) || slices.Contains(exported, first.RedeemNo) || slices.Contains(exported, held.RedeemNo) {
+		t.Fatalf("ledger export through the paused replica: %v, want %s and none of the later %s, %s", exported, before.RedeemNo, first.RedeemNo, held.RedeemNo)
+	}
 	list, err := w.svc.Coupons.List(ctx, w.admin, services.CouponFilter{}, services.PageArgs{First: 100})
 	must(t, err)
 	for _, c := range list.Items {
