@@ -383,8 +383,7 @@ func rest(ctx context.Context, d time.Duration) bool {
 // PostgreSQL runs it in a read-only transaction that turns parallel query
 // off, so the check's joins take one backend's core instead of up to three.
 // On a read replica (r.lag set) the checks take nothing from the tills'
-// database, and a transaction would run on the primary: they run as they
-// are.
+// database, so they run as they are, parallel plans and all.
 func (r *Reconciler) runCheck(db *gorm.DB, mode runMode, q string, args []any, rows *[]checkRow) error {
 	if !mode.yield || r.lag != nil || models.DialectOfDB(db) != models.Postgres {
 		return db.Raw(q, args...).Scan(rows).Error
