@@ -349,7 +349,7 @@ func EachFlowForExport(db *gorm.DB, merchantID int64, f FlowFilter, batch BatchS
 	var rows []FlowExportRow
 	for {
 		n := batch()
-		err := readSerial(db, func(tx *gorm.DB) (err error) {
+		err := ReadSerial(db, func(tx *gorm.DB) (err error) {
 			rows, err = scanFlowExport(flowExportQuery(tx, merchantID, f, before).Limit(n), rows[:0])
 			return err
 		})

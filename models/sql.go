@@ -1,6 +1,7 @@
 package models
 
 import (
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -107,13 +108,17 @@ type BatchSize func() int
 // Fixed is the BatchSize of n rows every time.
 func Fixed(n int) BatchSize { return func() int { return n } }
 
-// readSerial runs fn, a batch of an export, on a transaction of db in which
-// PostgreSQL plans no parallel query (on SQLite fn runs on db). The planner
+// ReadSerial runs fn, a read, in a read-only transaction of db in which
+// PostgreSQL plans no parallel query (on SQLite fn runs on db as it is). For
+// the batches of exports and of reconciliation beside the tills: the planner
 // prices a LIMIT over a large keyset range as a slice of the whole scan and
-// often picks a Gather Merge of two workers for it: on a ledger of a million
-// rows a 10,000-row batch then took 120 ms and three processes instead of
-// 40 ms and one, which on a small machine takes the cores the tills run on.
-func readSerial(db *gorm.DB, fn func(tx *gorm.DB) error) error {
+// often picks a Gather Merge of two workers for it. On a ledger of a million
+// rows an export's 10,000-row batch then took 120 ms and three processes
+// instead of 40 ms and one, which on a small machine takes the cores the
+// tills run on. SET LOCAL ends with the transaction, so no setting outlives
+// it on a pooled connection (or, through pgbouncer, on a server connection
+// another client gets next).
+func ReadSerial(db *gorm.DB, fn func(tx *gorm.DB) error) error {
 	if DialectOfDB(db) != Postgres {
 		return fn(db)
 	}
@@ -122,5 +127,5 @@ func readSerial(db *gorm.DB, fn func(tx *gorm.DB) error) error {
 			return err
 		}
 		return fn(tx)
-	})
+	}, &sql.TxOptions{ReadOnly: true})
 }

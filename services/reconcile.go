@@ -2,7 +2,6 @@ package services
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -380,23 +379,15 @@ func rest(ctx context.Context, d time.Duration) bool {
 }
 
 // runCheck runs one check's query into rows. A yielding run on the primary
-// PostgreSQL runs it in a read-only transaction that turns parallel query
-// off, so the check's joins take one backend's core instead of up to three.
-// On a read replica (r.lag set) the checks take nothing from the tills'
-// database, so they run as they are, parallel plans and all.
+// runs it through models.ReadSerial, without parallel plans on PostgreSQL, so
+// the check's joins take one backend's core instead of up to three. On a
+// read replica (r.lag set) the checks take nothing from the tills' database,
+// so they run as they are, parallel plans and all.
 func (r *Reconciler) runCheck(db *gorm.DB, mode runMode, q string, args []any, rows *[]checkRow) error {
-	if !mode.yield || r.lag != nil || models.DialectOfDB(db) != models.Postgres {
+	if !mode.yield || r.lag != nil {
 		return db.Raw(q, args...).Scan(rows).Error
 	}
-	// SET LOCAL ends with the transaction, so no setting outlives it on a
-	// pooled connection (or, through pgbouncer, on a server connection
-	// another client gets next).
-	return db.Transaction(func(tx *gorm.DB) error {
-		if err := tx.Exec("SET LOCAL max_parallel_workers_per_gather = 0").Error; err != nil {
-			return err
-		}
-		return tx.Raw(q, args...).Scan(rows).Error
-	}, &sql.TxOptions{ReadOnly: true})
+	return models.ReadSerial(db, func(tx *gorm.DB) error { return tx.Raw(q, args...).Scan(rows).Error })
 }
 
 // ReconcileResult counts what one reconciliation run found.
