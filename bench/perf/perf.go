@@ -78,6 +78,28 @@ func windows(rs []*load.Record) []Window {
 	return out
 }
 
+// sendAndAnswerP99 splits the latency of the finished requests of rs into
+// the wait before each left the generator (its pacer and scheduler: the
+// generator's share of the tail) and the time from leaving to the answer
+// (the server's, PostgreSQL's and the network's), and returns each one's p99
+// in milliseconds.
+func sendAndAnswerP99(rs []*load.Record) (send, answer float64) {
+	var ws, as []time.Duration
+	for _, r := range rs {
+		if r.Finished() {
+			ws, as = append(ws, r.Sent-r.Intended), append(as, r.Done-r.Sent)
+		}
+	}
+	q := func(ds []time.Duration) float64 {
+		if len(ds) == 0 {
+			return 0
+		}
+		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+		return round(ms(ds[min(len(ds)-1, int(0.99*float64(len(ds))))]))
+	}
+	return q(ws), q(as)
+}
+
 // WAL is the write-ahead log written per redemption.
 type WAL struct {
 	Records float64 `json:"records"`
@@ -428,6 +450,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		profErr := make(chan error, 1)
 		profPath := filepath.Join(env.Dir, "knee.cpu.pprof")
 		var wal0 WAL
+		cpu0 := readCPU(fx)
 		if atKnee {
 			wal0 = readWAL(ctx, fx)
 			prof = startProfiler(ctx, fx, env)
@@ -437,6 +460,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			Duration: stepSecs, MaxOps: int(rate*stepSecs.Seconds()) + 1, Next: redeemNext("step-")})
 		s := Scenario{Name: name, Stats: load.Summarise(recs, nil), During: sm.Stop(), Extra: map[string]any{"rate": rate},
 			Windows: windows(recs)}
+		s.Extra["cpu_seconds"] = readCPU(fx).since(cpu0)
+		s.Extra["send_wait_p99_ms"], s.Extra["answer_p99_ms"] = sendAndAnswerP99(recs)
 		if prof != nil {
 			wal1, n := readWAL(ctx, fx), nz(float64(s.Stats.OK))
 			res.WALAtKnee = WAL{Records: round((wal1.Records - wal0.Records) / n), FPI: round((wal1.FPI - wal0.FPI) / n),

@@ -21,13 +21,13 @@ type profiler struct {
 	wg    sync.WaitGroup
 	mu    sync.Mutex
 	waits map[string]int
-	cpu0  map[string]float64
+	cpu0  cpuReading
 	fx    *harness.Fixture
 }
 
 func startProfiler(ctx context.Context, fx *harness.Fixture, env harness.Env) *profiler {
 	p := &profiler{stop0: make(chan struct{}), waits: map[string]int{}, fx: fx}
-	p.cpu0 = p.cpu()
+	p.cpu0 = readCPU(fx)
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
@@ -61,30 +61,79 @@ FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND state I
 func (p *profiler) stop() (map[string]int, map[string]float64) {
 	close(p.stop0)
 	p.wg.Wait()
-	c1 := p.cpu()
-	out := map[string]float64{}
-	for k, v := range c1 {
-		out[k] = round(v - p.cpu0[k])
-	}
-	return p.waits, out
+	return p.waits, readCPU(p.fx).since(p.cpu0)
 }
 
-// cpu returns CPU seconds (user+system) of the server, of every postgres
-// process on the machine, and of this generator.
-func (p *profiler) cpu() map[string]float64 {
-	out := map[string]float64{"coupond server": procCPU(p.fx.Server.PID()), "generator (this process)": procCPU(os.Getpid())}
+// cpuReading is the CPU seconds (user+system) of each process of interest,
+// by pid, with the class it counts in, and the whole machine's busy CPU
+// seconds (from /proc/stat).
+type cpuReading struct {
+	procs   map[int]procCPUReading
+	machine float64
+}
+
+type procCPUReading struct {
+	class string
+	secs  float64
+}
+
+// since returns the CPU seconds spent since the earlier reading a by class:
+// "coupond server", "generator (this process)", "postgresql (all
+// processes)" and, within that, "postgresql client backends" and
+// "postgresql autovacuum" and "postgresql other" (checkpointer, WAL writer,
+// ...); and "machine (all processes)". A process that
+// ended between the readings counts only in the machine's figure; one that
+// started counts whole.
+func (r cpuReading) since(a cpuReading) map[string]float64 {
+	out := map[string]float64{"coupond server": 0, "generator (this process)": 0, "postgresql (all processes)": 0,
+		"postgresql client backends": 0, "postgresql autovacuum": 0, "postgresql other": 0}
+	for pid, c := range r.procs {
+		d := c.secs - a.procs[pid].secs
+		if prev, ok := a.procs[pid]; ok && prev.class != c.class {
+			d = c.secs // a pid reused by another process
+		}
+		if strings.HasPrefix(c.class, "postgresql") {
+			out["postgresql (all processes)"] += d
+		}
+		out[c.class] += d
+	}
+	out["machine (all processes)"] = r.machine - a.machine
+	for k, v := range out {
+		out[k] = round(v)
+	}
+	return out
+}
+
+// readCPU reads the CPU time of fx's server, of this generator, of every
+// postgres process on the machine, and of the machine.
+func readCPU(fx *harness.Fixture) cpuReading {
+	r := cpuReading{procs: map[int]procCPUReading{
+		fx.Server.PID(): {"coupond server", procCPU(fx.Server.PID())},
+		os.Getpid():     {"generator (this process)", procCPU(os.Getpid())},
+	}}
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	pg := 0.0
 	for _, d := range dirs {
 		comm, err := os.ReadFile(filepath.Join(d, "comm"))
 		if err != nil || strings.TrimSpace(string(comm)) != "postgres" {
 			continue
 		}
 		pid, _ := strconv.Atoi(filepath.Base(d))
-		pg += procCPU(pid)
+		// A backend's title is "postgres: user db host(port) state"; the
+		// other processes name their role ("postgres: autovacuum worker",
+		// "postgres: checkpointer", ...).
+		title, _ := os.ReadFile(filepath.Join(d, "cmdline"))
+		class := "postgresql other"
+		switch t := string(title); {
+		case strings.Contains(t, "autovacuum"):
+			class = "postgresql autovacuum"
+		case strings.Contains(t, "("):
+			class = "postgresql client backends"
+		}
+		r.procs[pid] = procCPUReading{class, procCPU(pid)}
 	}
-	out["postgresql (all processes)"] = pg
-	return out
+	h := harness.ReadHostCPU()
+	r.machine = (h.Total - h.Idle - h.Steal) / 100
+	return r
 }
 
 func procCPU(pid int) float64 {

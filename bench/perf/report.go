@@ -36,6 +36,35 @@ func (r *Result) scenario(prefix string) *Scenario {
 // num reads a figure of a scenario's Extra: a float64 when the result was
 // read back from JSON, any numeric type when it is the run's own. Anything
 // else is 0.
+// tailSplit says, for a constant run that recorded them, how much of its
+// tail was the generator's wait to send and how much the answer's, and which
+// processes used the CPU during it.
+func tailSplit(s *Scenario) string {
+	if s == nil {
+		return ""
+	}
+	cpu, ok := s.Extra["cpu_seconds"]
+	if !ok {
+		return ""
+	}
+	c := map[string]float64{}
+	switch m := cpu.(type) {
+	case map[string]float64:
+		c = m
+	case map[string]any:
+		for k, v := range m {
+			c[k] = num(v)
+		}
+	}
+	mine := c["coupond server"] + c["generator (this process)"] + c["postgresql (all processes)"]
+	return fmt.Sprintf(". The p99 of the wait before a request left the generator was %.1f ms, of the time from leaving to "+
+		"the answer %.1f ms. CPU seconds during the run: server %.1f, generator %.1f, PostgreSQL %.1f (client backends %.1f, "+
+		"autovacuum %.1f, other %.1f), the rest of the machine %.1f",
+		num(s.Extra["send_wait_p99_ms"]), num(s.Extra["answer_p99_ms"]), c["coupond server"], c["generator (this process)"],
+		c["postgresql (all processes)"], c["postgresql client backends"], c["postgresql autovacuum"], c["postgresql other"],
+		c["machine (all processes)"]-mine)
+}
+
 func num(v any) float64 {
 	switch x := v.(type) {
 	case float64:
@@ -212,8 +241,8 @@ func (r *Result) Markdown(command string) string {
 			r.baselineTPS(r.Baselines), r.baselineTPS(r.BaselinesAfter),
 			bound, share(atKnee).StealPct, perRedemption("coupond server"), perRedemption("postgresql (all processes)")),
 		"p99 at half the knee": fmt.Sprintf("p50 was %.1f ms and p95 %.1f ms; the tail comes from a few seconds of the run (%s; "+
-			"see the one-second windows below), with the machine's CPU idle %.0f%% and %.1f%% stolen by the hypervisor during the run",
-			half.Stats.P50, half.Stats.P95, worstWindows(half.Windows, 3), share(half).IdlePct, share(half).StealPct),
+			"see the one-second windows below), with the machine's CPU idle %.0f%% and %.1f%% stolen by the hypervisor during the run%s",
+			half.Stats.P50, half.Stats.P95, worstWindows(half.Windows, 3), share(half).IdlePct, share(half).StealPct, tailSplit(half)),
 		"hot coupon losers p99 (1,000 at once)": fmt.Sprintf("the 1,000 requests arrive within milliseconds, and on this machine "+
 			"HTTP and GraphQL alone cannot answer that fast: in the same run a burst of 1,000 `{ __typename }` queries, which "+
 			"touch no database, had p99 %.1f ms (the floor). Above it the losers cost %.0f ms: %.0f of the 999 waited behind the "+
