@@ -113,6 +113,9 @@ type KneeStep struct {
 	P99       float64 `json:"p99_ms"`
 	ErrorRate float64 `json:"error_rate"`
 	Held      bool    `json:"held"`
+	// Confirm marks a run repeated at a rate where the sides of a paired
+	// comparison split, to take each side's majority.
+	Confirm bool `json:"confirm,omitempty"`
 }
 
 // Step is one second of the ramp.

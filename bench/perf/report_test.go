@@ -54,6 +54,35 @@ func TestReportProductRows(t *testing.T) {
 	}
 }
 
+// A split step is confirmed by two more runs a side: the majority decides,
+// whatever the last run said.
+func TestReportProductRowsConfirmed(t *testing.T) {
+	yes, no := true, false
+	for _, tt := range []struct {
+		name      string
+		rulesHeld *bool
+		want      string
+	}{
+		{"majority held", &yes, "| 1000/s with the rules, 1000/s without | 1.00× | pass |"},
+		{"majority did not hold", &no, "| 1000/s with the rules, 1000/s without | 1.00× | **miss**"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &Result{Only: "products", Products: &ProductRows{StepSeconds: 15, KneeStart: 1000, KneePlain: 1000, KneeRules: 1000,
+				PlainSteps: []KneeStep{{Rate: 1000, P99: 90, Held: true}, {Rate: 1000, P99: 95, Held: true, Confirm: true},
+					{Rate: 1000, P99: 130, Confirm: true}},
+				RulesSteps: []KneeStep{{Rate: 1000, P99: 120}, {Rate: 1000, P99: 80, Held: true, Confirm: true},
+					{Rate: 1000, P99: 140, Confirm: true}},
+				PlainHeld: &yes, RulesHeld: tt.rulesHeld, Window: "02:10-02:09", StoreLimitRate: 500}}
+			md := r.Markdown("ONLY=products bench/run.sh perf")
+			for _, want := range []string{tt.want, "| 1000/s *again* | 130.0 | no | 140.0 | no |", "majority of its three runs"} {
+				if !strings.Contains(md, want) {
+					t.Fatalf("report lacks %q:\n%s", want, md)
+				}
+			}
+		})
+	}
+}
+
 func TestReportWebhookKnees(t *testing.T) {
 	r := &Result{Only: "webhooks", RampKnee: 1200, KneeWebhook: 1100, WebhookLagP99MS: 150, WebhookEvents: 8000,
 		Webhook: &WebhookKnees{Start: 1000, StepSeconds: 15, KneePlain: 950, KneeHook: 857,
