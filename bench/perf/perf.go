@@ -242,6 +242,20 @@ type codes struct {
 	next int
 }
 
+// left is how many codes are not yet taken.
+func (c *codes) left() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.list) - c.next
+}
+
+// add appends fresh codes to the pool.
+func (c *codes) add(list []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.list = append(c.list, list...)
+}
+
 func (c *codes) take() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -64,6 +64,25 @@ func webhookScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 		return err
 	}
 	pool := &codes{list: list}
+	// The steps go on down to half the knee: on a fast machine they take
+	// more codes than the campaign has, so each run first tops the pool up
+	// with a campaign of its own when it holds less than the run takes.
+	refills := 0
+	topUp := func(rate float64, d time.Duration) error {
+		need := int(rate*(d+warmUpFor).Seconds()*1.1) + 1000
+		if pool.left() >= need {
+			return nil
+		}
+		refills++
+		n := max(need, nLoad/4)
+		cfg.logf("webhooks: %d codes left, %d more (campaign %d)", pool.left(), n, refills)
+		_, _, more, err := fx.Campaign(ctx, fmt.Sprintf("webhooks-%d", refills), n)
+		if err != nil {
+			return err
+		}
+		pool.add(more)
+		return settle(ctx, fx)
+	}
 	var rid atomic.Int64
 	next := func(prefix string) func(int) load.Op {
 		return func(int) load.Op {
@@ -114,7 +133,10 @@ func webhookScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 
 	wk := &WebhookKnees{Start: math.Round(res.Knee), StepSeconds: stepSecs.Seconds()}
 	res.Webhook = wk
-	constant := func(name string, rate float64) (Scenario, KneeStep) {
+	constant := func(name string, rate float64) (Scenario, KneeStep, error) {
+		if err := topUp(rate, stepSecs); err != nil {
+			return Scenario{}, KneeStep{}, err
+		}
 		// Each step follows an audit and a drain that leave the server
 		// idle: run at the rate unmeasured first, as the run's own knee
 		// steps do, so both sides measure the steady rate.
@@ -128,7 +150,7 @@ func webhookScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 		ks := KneeStep{Rate: rate, P99: s.Stats.P99, ErrorRate: s.Stats.ErrorRate,
 			Held: s.Stats.P99 <= 100 && s.Stats.ErrorRate == 0 && s.Stats.Unknown == 0 && s.Stats.Fail == 0}
 		s.Extra["held"] = ks.Held
-		return s, ks
+		return s, ks, nil
 	}
 	plainHeld, hookHeld := false, false
 	// The knee without the endpoint gets six steps. Once it has held, the
@@ -149,7 +171,10 @@ func webhookScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 				}
 				id = ""
 			}
-			s, ks := constant("webhook knee, no endpoint", rate)
+			s, ks, err := constant("webhook knee, no endpoint", rate)
+			if err != nil {
+				return err
+			}
 			wk.PlainSteps = append(wk.PlainSteps, ks)
 			wk.KneePlain, plainHeld = rate, ks.Held
 			if err := audit(&s); err != nil {
@@ -162,7 +187,10 @@ func webhookScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 					return err
 				}
 			}
-			s, ks := constant("webhook knee, one subscribed endpoint", rate)
+			s, ks, err := constant("webhook knee, one subscribed endpoint", rate)
+			if err != nil {
+				return err
+			}
 			wk.HookSteps = append(wk.HookSteps, ks)
 			wk.KneeHook, hookHeld = rate, ks.Held
 			if err := audit(&s); err != nil {
@@ -200,6 +228,15 @@ func webhookScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 	rate := res.Knee / 2
 	if wk.held() {
 		rate = wk.KneePlain / 2
+	}
+	if err := topUp(rate, stepSecs); err != nil {
+		return err
+	}
+	// As before every other constant run: the row follows a drain and an
+	// audit that leave the server idle.
+	warmUpAt(ctx, url, fx.Clerk, rate, next("whwarm-"))
+	if err := drained(); err != nil {
+		return err
 	}
 	cfg.logf("constant at half the knee with one subscribed webhook endpoint: %.0f/s for %s", rate, stepSecs)
 	rcv.ResetLags()
