@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sort"
 	"strconv"
 	"time"
 
@@ -26,6 +27,16 @@ type BackgroundRow struct {
 	WorkRuns  int        `json:"work_runs"`
 	WorkSecs  float64    `json:"work_seconds_each"`
 	WorkError string     `json:"work_error,omitempty"`
+	// QuietCPU and DuringCPU are the CPU seconds by process class (see
+	// cpuReading.since) over the quiet run and over the runs beside the
+	// work; DuringWorst are the worst one-second windows beside the work,
+	// counted in seconds from its start.
+	QuietCPU  map[string]float64 `json:"quiet_cpu_seconds,omitempty"`
+	DuringCPU map[string]float64 `json:"during_cpu_seconds,omitempty"`
+	// QuietSecs and DuringSecs are the wall time of each.
+	QuietSecs   float64  `json:"quiet_wall_seconds,omitempty"`
+	DuringSecs  float64  `json:"during_wall_seconds,omitempty"`
+	DuringWorst []Window `json:"during_worst_seconds,omitempty"`
 }
 
 // ExportRun is one timed export.
@@ -107,14 +118,18 @@ func runJob(ctx context.Context, c *harness.Client, job string) error {
 // again until secs have passed, and the load goes on in short chunks until
 // the last run of the work has finished (at most maxBackground), so every
 // run of the work is measured whole. It compares the two p99s.
-func underBackground(ctx context.Context, url, clerk string, rate float64, secs time.Duration, name, what string,
+func underBackground(ctx context.Context, fx *harness.Fixture, url, clerk string, rate float64, secs time.Duration, name, what string,
 	next func(prefix string) func(int) load.Op, work func(context.Context) error) BackgroundRow {
 	attack := func(prefix string, d time.Duration) []*load.Record {
 		return load.Run(ctx, load.Attack{Name: name, URL: url, Token: clerk, Pacer: load.Constant{PerSec: rate},
 			Duration: d, MaxOps: int(rate*d.Seconds()) + 1, Next: next(prefix)})
 	}
 	row := BackgroundRow{Name: name, Rate: round(rate), Work: what}
+	cpu0, t0 := readCPU(fx), time.Now()
 	row.Quiet = load.Summarise(attack("bgq-", secs), nil)
+	cpu1, t1 := readCPU(fx), time.Now()
+	row.QuietSecs = round(t1.Sub(t0).Seconds())
+	row.QuietCPU = cpu1.since(cpu0)
 	wctx, stop := context.WithTimeout(ctx, maxBackground)
 	defer stop()
 	done := make(chan struct{})
@@ -135,12 +150,19 @@ func underBackground(ctx context.Context, url, clerk string, rate float64, secs 
 		}
 	}()
 	var during []*load.Record
+	var ws []Window
 	for {
 		chunk := min(secs-time.Since(start), secs)
 		if chunk < 2*time.Second {
 			chunk = 2 * time.Second
 		}
-		during = append(during, attack("bgd-", chunk)...)
+		at := int(time.Since(start) / time.Second)
+		recs := attack("bgd-", chunk)
+		for _, w := range windows(recs) {
+			w.Second += at
+			ws = append(ws, w)
+		}
+		during = append(during, recs...)
 		select {
 		case <-done:
 		default:
@@ -151,6 +173,9 @@ func underBackground(ctx context.Context, url, clerk string, rate float64, secs 
 	stop()
 	<-done
 	row.During = load.Summarise(during, nil)
+	row.DuringCPU, row.DuringSecs = readCPU(fx).since(cpu1), round(time.Since(t1).Seconds())
+	sort.SliceStable(ws, func(i, j int) bool { return ws[i].P99 > ws[j].P99 })
+	row.DuringWorst = ws[:min(5, len(ws))]
 	if row.WorkRuns > 0 {
 		row.WorkSecs = round(spent.Seconds() / float64(row.WorkRuns))
 	}

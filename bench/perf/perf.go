@@ -546,7 +546,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		bgSecs = 8 * time.Second
 	}
 	cfg.logf("reconciliation beside redemptions at half the knee")
-	row := underBackground(ctx, url, fx.Clerk, res.Knee/2, bgSecs, "p99 during reconciliation", "runJob(reconciliation), each run measured whole",
+	row := underBackground(ctx, fx, url, fx.Clerk, res.Knee/2, bgSecs, "p99 during reconciliation", "runJob(reconciliation), each run measured whole",
 		redeemNext, func(ctx context.Context) error { return runJob(ctx, fx.Admin, "reconciliation") })
 	res.Background = append(res.Background, row)
 	cfg.logf("  quiet p99 %.1f ms, during %.1f ms (%d runs of %.1f s)", row.Quiet.P99, row.During.P99, row.WorkRuns, row.WorkSecs)
@@ -678,7 +678,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.Export = &ex
 	cfg.logf("ledger export: %d rows in %.1f s (%.0f MB)", ex.Rows, ex.Seconds, ex.MB)
 	cfg.logf("ledger export beside redemptions at half the knee")
-	row = underBackground(ctx, url, fx.Clerk, res.Knee/2, bgSecs, "p99 during a ledger export", "GET /export/redemptions.csv of the whole ledger, each run measured whole",
+	row = underBackground(ctx, fx, url, fx.Clerk, res.Knee/2, bgSecs, "p99 during a ledger export", "GET /export/redemptions.csv of the whole ledger, each run measured whole",
 		redeemNext, func(ctx context.Context) error {
 			_, err := exportCSV(ctx, fx.Server.URL(), ledger, fx.Merchant.AdminToken)
 			return err

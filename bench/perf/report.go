@@ -727,6 +727,18 @@ func (r *Result) backgroundMarkdown(p func(string, ...any)) {
 		p("| %s | %.0f/s | %.1f | %.1f | %.2f× | %.1f / %.1f | %.4f | %d | %.1f |\n", b.Work, b.Rate, b.Quiet.P99, b.During.P99,
 			b.Ratio, b.Quiet.P50, b.During.P50, b.During.ErrorRate, b.WorkRuns, b.WorkSecs)
 	}
+	for _, b := range r.Background {
+		if b.DuringCPU == nil {
+			continue
+		}
+		cpu := func(c map[string]float64, secs float64) string {
+			return fmt.Sprintf("server %.1f, generator %.1f, PostgreSQL %.1f (client backends %.1f, autovacuum %.1f, other %.1f), "+
+				"machine %.1f of %.0f", c["coupond server"], c["generator (this process)"], c["postgresql (all processes)"],
+				c["postgresql client backends"], c["postgresql autovacuum"], c["postgresql other"], c["machine (all processes)"], 2*secs)
+		}
+		p("\n%s: CPU seconds quiet: %s; beside the work: %s. The worst seconds beside the work (from its start): %s.\n",
+			b.Work, cpu(b.QuietCPU, b.QuietSecs), cpu(b.DuringCPU, b.DuringSecs), worstWindows(b.DuringWorst, 5))
+	}
 }
 
 func (r *Result) sqliteMarkdown(p func(string, ...any)) {

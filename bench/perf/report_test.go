@@ -3,6 +3,8 @@ package perf
 import (
 	"strings"
 	"testing"
+
+	"coupond/bench/load"
 )
 
 // The import row reads the counts the scenario stores, whatever integer type
@@ -120,5 +122,23 @@ func TestReportSeparateScale(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Fatalf("report lacks %q:\n%s", want, md)
 		}
+	}
+}
+
+// A background row with its CPU and worst seconds states them under the
+// table.
+func TestReportBackgroundEvidence(t *testing.T) {
+	r := &Result{Only: "reconciliation", Knee: 1000, Background: []BackgroundRow{{Name: "p99 during reconciliation", Rate: 500,
+		Work: "runJob(reconciliation)", Quiet: load.Stats{P99: 8}, During: load.Stats{P99: 20}, Ratio: 2.5, WorkRuns: 1, WorkSecs: 40,
+		QuietSecs: 20, DuringSecs: 40,
+		QuietCPU:    map[string]float64{"coupond server": 3, "postgresql (all processes)": 5, "machine (all processes)": 11},
+		DuringCPU:   map[string]float64{"coupond server": 6, "postgresql (all processes)": 14, "postgresql autovacuum": 2, "machine (all processes)": 26},
+		DuringWorst: []Window{{Second: 17, P99: 90}, {Second: 3, P99: 40}}}}}
+	md := r.Markdown("ONLY=reconciliation bench/run.sh perf")
+	want := "runJob(reconciliation): CPU seconds quiet: server 3.0, generator 0.0, PostgreSQL 5.0 (client backends 0.0, autovacuum 0.0, " +
+		"other 0.0), machine 11.0 of 40; beside the work: server 6.0, generator 0.0, PostgreSQL 14.0 (client backends 0.0, autovacuum 2.0, " +
+		"other 0.0), machine 26.0 of 80. The worst seconds beside the work (from its start): second 17: p99 90 ms, second 3: p99 40 ms."
+	if !strings.Contains(md, want) {
+		t.Fatalf("report lacks %q:\n%s", want, md)
 	}
 }

@@ -110,7 +110,7 @@ func yieldingOnly(ctx context.Context, cfg Config, res *Result) error {
 	// the campaign's pages) are not the quiet the row compares with.
 	load.Run(ctx, load.Attack{Name: "warm-up", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: rate},
 		Duration: 5 * time.Second, MaxOps: int(rate*5) + 1, Next: next("bgw-")})
-	row := underBackground(ctx, url, fx.Clerk, rate, secs, "p99 during reconciliation", "runJob(reconciliation), each run measured whole",
+	row := underBackground(ctx, fx, url, fx.Clerk, rate, secs, "p99 during reconciliation", "runJob(reconciliation), each run measured whole",
 		next, func(ctx context.Context) error { return runJob(ctx, fx.Admin, "reconciliation") })
 	res.Background = append(res.Background, row)
 	cfg.logf("  quiet p99 %.1f ms, during %.1f ms (%d runs of %.1f s)", row.Quiet.P99, row.During.P99, row.WorkRuns, row.WorkSecs)
