@@ -142,3 +142,19 @@ func TestReportBackgroundEvidence(t *testing.T) {
 		t.Fatalf("report lacks %q:\n%s", want, md)
 	}
 }
+
+// The knee's targets name the resource that ran out: how busy the steps that
+// did not hold kept the machine, from the CPU they recorded.
+func TestReportKneeStepsCPU(t *testing.T) {
+	r := &Result{Knee: 1500, Scenarios: []Scenario{{Name: "knee step-down: 1750/s did not hold", Stats: load.Stats{Seconds: 15, P99: 108},
+		Extra: map[string]any{"rate": 1750.0, "cpu_seconds": map[string]any{"machine (all processes)": 26.1, "coupond server": 7.5,
+			"postgresql (all processes)": 14.5, "generator (this process)": 3.7}}}}}
+	want := ". The steps that did not hold kept the machine's two cores busy: 1750/s: 26.1 of 30 CPU s busy (87%; server 7.5, " +
+		"PostgreSQL 14.5, generator 3.7), p99 108 ms."
+	if got := r.stepsOutOfCPU(); !strings.HasPrefix(got, strings.TrimSuffix(want, ".")) {
+		t.Fatalf("stepsOutOfCPU() = %q, want it to start with %q", got, want)
+	}
+	if got := (&Result{Scenarios: []Scenario{{Name: "knee step-down: 1750/s did not hold"}}}).stepsOutOfCPU(); got != "" {
+		t.Fatalf("a record without CPU figures gave %q", got)
+	}
+}
