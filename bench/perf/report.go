@@ -74,8 +74,11 @@ func (r *Result) stepsOutOfCPU() string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return ". The steps that did not hold kept the machine's two cores busy: " + strings.Join(parts, "; ") +
-		". The last step that held is the rate the machine's CPU sustains with the headroom a 100 ms p99 needs"
+	out := ". The steps that did not hold kept the machine's two cores busy: " + strings.Join(parts, "; ")
+	if n := len(r.KneeSteps); n > 0 && r.KneeSteps[n-1].Held {
+		out += ". The last step that held is the rate the machine's CPU sustains with the headroom a 100 ms p99 needs"
+	}
+	return out
 }
 
 // tailSplit says, for a constant run that recorded them, how much of its
