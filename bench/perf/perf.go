@@ -95,7 +95,8 @@ func sendAndAnswerP99(rs []*load.Record) (send, answer float64) {
 			return 0
 		}
 		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-		return round(ms(ds[min(len(ds)-1, int(0.99*float64(len(ds))))]))
+		// The nearest rank, as load.Summarise takes its percentiles.
+		return round(ms(ds[max(0, int(math.Ceil(0.99*float64(len(ds))))-1)]))
 	}
 	return q(ws), q(as)
 }
