@@ -8,12 +8,13 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"coupond/bench/load"
 	"coupond/orderwire"
 )
 
@@ -119,8 +120,8 @@ func (r *Receiver) LagQuantile(q float64) (time.Duration, int) {
 	if len(l) == 0 {
 		return 0, 0
 	}
-	sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
-	return l[min(len(l)-1, int(q*float64(len(l))))], len(l)
+	slices.Sort(l)
+	return load.NearestRank(l, q), len(l)
 }
 
 // ServeHTTP verifies, records and answers one delivery.

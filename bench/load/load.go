@@ -7,6 +7,7 @@ package load
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -72,6 +73,14 @@ type Record struct {
 	// AnswerHash identifies the answer's data, to compare repeated answers.
 	AnswerHash uint64 `json:"-"`
 	finished   bool
+}
+
+// NearestRank is the p quantile (0 < p <= 1) of sorted, an ascending
+// non-empty slice, by the nearest-rank method: the smallest value with at
+// least p of the values at or below it. Every percentile of the benchmark is
+// taken this way.
+func NearestRank[T cmp.Ordered](sorted []T, p float64) T {
+	return sorted[max(0, int(math.Ceil(p*float64(len(sorted))))-1)]
 }
 
 // Latency is the time from the intended send to the answer.
@@ -425,13 +434,7 @@ func Summarise(rs []*Record, keep func(*Record) bool) Stats {
 		return s
 	}
 	sort.Float64s(lat)
-	q := func(p float64) float64 {
-		i := int(math.Ceil(p*float64(len(lat)))) - 1
-		if i < 0 {
-			i = 0
-		}
-		return round(lat[i])
-	}
+	q := func(p float64) float64 { return round(NearestRank(lat, p)) }
 	s.P50, s.P95, s.P99, s.P999, s.Max = q(.50), q(.95), q(.99), q(.999), round(lat[len(lat)-1])
 	sum := 0.0
 	for _, l := range lat {

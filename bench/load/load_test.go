@@ -37,3 +37,30 @@ func TestClassify(t *testing.T) {
 		})
 	}
 }
+
+func TestNearestRank(t *testing.T) {
+	hundred := make([]int, 100)
+	for i := range hundred {
+		hundred[i] = i + 1
+	}
+	tests := []struct {
+		name   string
+		sorted []int
+		p      float64
+		want   int
+	}{
+		{"one value", []int{7}, 0.99, 7},
+		{"p99 of 100", hundred, 0.99, 99},
+		{"p50 of 100", hundred, 0.5, 50},
+		{"max", hundred, 1, 100},
+		{"p99 of 10 is the largest", hundred[:10], 0.99, 10},
+		{"small p is the smallest", hundred, 0.001, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := NearestRank(tt.sorted, tt.p); got != tt.want {
+				t.Fatalf("NearestRank(%v, %v) = %d, want %d", len(tt.sorted), tt.p, got, tt.want)
+			}
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -94,9 +95,8 @@ func sendAndAnswerP99(rs []*load.Record) (send, answer float64) {
 		if len(ds) == 0 {
 			return 0
 		}
-		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-		// The nearest rank, as load.Summarise takes its percentiles.
-		return round(ms(ds[max(0, int(math.Ceil(0.99*float64(len(ds))))-1)]))
+		slices.Sort(ds)
+		return round(ms(load.NearestRank(ds, 0.99)))
 	}
 	return q(ws), q(as)
 }

@@ -89,22 +89,7 @@ func webhookScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 			return load.Redeem("redeem", pool.take(), fx.StoreID, prefix+strconv.FormatInt(rid.Add(1), 10))
 		}
 	}
-	drained := func() error {
-		deadline := time.Now().Add(5 * time.Minute)
-		for {
-			n, err := fx.PendingDeliveries(ctx)
-			if err != nil {
-				return err
-			}
-			if n == 0 {
-				return nil
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("%d webhook deliveries still pending after 5 minutes", n)
-			}
-			time.Sleep(500 * time.Millisecond)
-		}
-	}
+	drained := func() error { return drainDeliveries(ctx, fx, 5*time.Minute) }
 	if err := drained(); err != nil {
 		return err
 	}
