@@ -92,13 +92,16 @@ func tailSplit(s *Scenario) string {
 	if c == nil {
 		return ""
 	}
-	mine := c["coupond server"] + c["generator (this process)"] + c["postgresql (all processes)"]
 	return fmt.Sprintf(". The p99 of the wait before a request left the generator was %.1f ms, of the time from leaving to "+
-		"the answer %.1f ms. CPU seconds during the run: server %.1f, generator %.1f, PostgreSQL %.1f (client backends %.1f, "+
-		"autovacuum %.1f, other %.1f), the rest of the machine %.1f",
-		num(s.Extra["send_wait_p99_ms"]), num(s.Extra["answer_p99_ms"]), c["coupond server"], c["generator (this process)"],
-		c["postgresql (all processes)"], c["postgresql client backends"], c["postgresql autovacuum"], c["postgresql other"],
-		c["machine (all processes)"]-mine)
+		"the answer %.1f ms. CPU seconds during the run: %s",
+		num(s.Extra["send_wait_p99_ms"]), num(s.Extra["answer_p99_ms"]), cpuText(c))
+}
+
+// cpuText lists CPU seconds by process class (cpuReading.since's keys).
+func cpuText(c map[string]float64) string {
+	return fmt.Sprintf("server %.1f, generator %.1f, PostgreSQL %.1f (client backends %.1f, autovacuum %.1f, other %.1f), "+
+		"machine %.1f", c["coupond server"], c["generator (this process)"], c["postgresql (all processes)"],
+		c["postgresql client backends"], c["postgresql autovacuum"], c["postgresql other"], c["machine (all processes)"])
 }
 
 func num(v any) float64 {
@@ -769,11 +772,7 @@ func (r *Result) backgroundMarkdown(p func(string, ...any)) {
 		if b.DuringCPU == nil {
 			continue
 		}
-		cpu := func(c map[string]float64, secs float64) string {
-			return fmt.Sprintf("server %.1f, generator %.1f, PostgreSQL %.1f (client backends %.1f, autovacuum %.1f, other %.1f), "+
-				"machine %.1f of %.0f", c["coupond server"], c["generator (this process)"], c["postgresql (all processes)"],
-				c["postgresql client backends"], c["postgresql autovacuum"], c["postgresql other"], c["machine (all processes)"], 2*secs)
-		}
+		cpu := func(c map[string]float64, secs float64) string { return fmt.Sprintf("%s of %.0f", cpuText(c), 2*secs) }
 		p("\n%s: CPU seconds quiet: %s; beside the work: %s. The worst seconds beside the work (from its start): %s.\n",
 			b.Work, cpu(b.QuietCPU, b.QuietSecs), cpu(b.DuringCPU, b.DuringSecs), worstWindows(b.DuringWorst, 5))
 	}

@@ -158,3 +158,19 @@ func TestReportKneeStepsCPU(t *testing.T) {
 		t.Fatalf("a record without CPU figures gave %q", got)
 	}
 }
+
+// The row at half the knee says whose the tail was: the generator's wait to
+// send or the answer's, and who used the CPU.
+func TestReportTailSplit(t *testing.T) {
+	s := &Scenario{Extra: map[string]any{"send_wait_p99_ms": 1.45, "answer_p99_ms": 12.64, "cpu_seconds": map[string]any{
+		"coupond server": 4.93, "generator (this process)": 3.07, "postgresql (all processes)": 7.33,
+		"postgresql client backends": 7.33, "machine (all processes)": 14.26}}}
+	want := ". The p99 of the wait before a request left the generator was 1.4 ms, of the time from leaving to the answer 12.6 ms. " +
+		"CPU seconds during the run: server 4.9, generator 3.1, PostgreSQL 7.3 (client backends 7.3, autovacuum 0.0, other 0.0), machine 14.3"
+	if got := tailSplit(s); got != want {
+		t.Fatalf("tailSplit = %q, want %q", got, want)
+	}
+	if got := tailSplit(&Scenario{Extra: map[string]any{}}); got != "" {
+		t.Fatalf("a run without CPU figures gave %q", got)
+	}
+}
