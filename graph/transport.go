@@ -171,12 +171,15 @@ func paramsFromBody(body io.Reader) (*graphql.RawParams, *badRequest) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, malformed(`the request body is empty; send a JSON object such as {"query": "{ viewer { role } }"}`)
 	}
+	// Unmarshal reads b in place; a Decoder would copy it into a buffer of
+	// its own first. Only a body Unmarshal refuses takes the Decoder, to tell
+	// which way it is malformed.
 	var fields map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&fields); err != nil || fields == nil {
-		return nil, malformed("the request body is not a JSON object")
-	}
-	if dec.Decode(&struct{}{}) != io.EOF {
+	if err := json.Unmarshal(b, &fields); err != nil || fields == nil {
+		dec := json.NewDecoder(bytes.NewReader(b))
+		if err := dec.Decode(&fields); err != nil || fields == nil {
+			return nil, malformed("the request body is not a JSON object")
+		}
 		return nil, malformed("the request body has data after its JSON object")
 	}
 	p := &graphql.RawParams{}

@@ -64,7 +64,10 @@ func startTracing(ctx context.Context, endpoint string, ratio float64, db *gorm.
 func withTraceContext(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := otel.GetTextMapPropagator().Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-		next.ServeHTTP(w, r.WithContext(ctx))
+		if ctx != r.Context() { // with tracing off, or no trace in the headers, it is the same
+			r = r.WithContext(ctx)
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 
