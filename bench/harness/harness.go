@@ -361,15 +361,21 @@ func (s *Server) Stop() {
 // CPUProfile records the server's CPU profile for d through its pprof
 // endpoint (ServerConfig.DebugPort) and writes it to path.
 func (s *Server) CPUProfile(ctx context.Context, d time.Duration, path string) error {
-	if s.cfg.DebugPort == 0 {
-		return errors.New("server started without a debug port")
-	}
 	secs := int(d.Round(time.Second) / time.Second)
 	if secs < 1 {
 		secs = 1
 	}
+	return s.SaveProfile(ctx, fmt.Sprintf("profile?seconds=%d", secs), path)
+}
+
+// SaveProfile writes the server's pprof profile name (allocs, heap,
+// goroutine, or profile?seconds=N) to path.
+func (s *Server) SaveProfile(ctx context.Context, name, path string) error {
+	if s.cfg.DebugPort == 0 {
+		return errors.New("server started without a debug port")
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet,
-		fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", s.cfg.DebugPort, secs), nil)
+		fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/%s", s.cfg.DebugPort, name), nil)
 	if err != nil {
 		return err
 	}

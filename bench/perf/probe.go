@@ -45,7 +45,9 @@ type ProbeConfig struct {
 
 // Probe runs one constant-rate redemption load against a fresh server and
 // returns a text report: latency percentiles, CPU per redemption and the
-// pprof top of the server. It is the quick loop for finding where the time
+// pprof top of the server (its CPU profile and its allocations since start
+// stay in the scratch directory, probe.cpu.pprof and probe.allocs.pprof).
+// It is the quick loop for finding where the time
 // goes; the full report is Run's.
 func Probe(ctx context.Context, cfg ProbeConfig) (string, error) {
 	env := cfg.Env
@@ -131,6 +133,10 @@ func Probe(ctx context.Context, cfg ProbeConfig) (string, error) {
 			time.Since(t0).Round(10*time.Millisecond), n, ms(p50), ms(p99), rcv.BadSignatures())
 	}
 	host := harness.ReadHostCPU().Since(host0)
+	allocPath := filepath.Join(env.Dir, "probe.allocs.pprof")
+	if err := fx.Server.SaveProfile(ctx, "allocs", allocPath); err != nil {
+		cfg.Log("no allocation profile: %v", err)
+	}
 	waits, cpu := prof.stop()
 	st := load.Summarise(recs, nil)
 	out := fmt.Sprintf("rate %.0f/s: ops %d ok %d fail %d unknown %d; p50 %.1f p95 %.1f p99 %.1f p99.9 %.1f max %.1f ms; ok/s %.0f\n",
