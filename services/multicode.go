@@ -154,7 +154,7 @@ func (e *orderRejected) Error() string {
 // IDEMPOTENCY_KEY_REUSED. An unknown code is COUPON_NOT_FOUND and writes
 // nothing.
 func (s *Redemptions) RedeemCodes(ctx context.Context, actor Actor, in RedeemCodesInput) (*OrderRedemption, error) {
-	defer s.tills.served(time.Now())
+	defer s.tills.served()
 	ctx, span := startSpan(ctx, s.tracer, "Redemptions.RedeemCodes", actor)
 	defer span.End()
 	req, err := s.admitOrder(actor, in)

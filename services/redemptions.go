@@ -237,7 +237,7 @@ type ConfirmInput struct {
 // redemption that was cancelled, released by compensation or confirmed with
 // another order reference is INVALID_STATE and nothing changes.
 func (s *Redemptions) Confirm(ctx context.Context, actor Actor, in ConfirmInput) (*models.RedemptionFlow, error) {
-	defer s.tills.served(time.Now())
+	defer s.tills.served()
 	if in.OrderRef == "" {
 		return nil, invalidf("orderRef is required")
 	}
@@ -344,17 +344,9 @@ func (s *Redemptions) reservedFlow(ctx context.Context, actor Actor, redeemNo, c
 	return flow, nil
 }
 
-// Pressed reports whether this process's redemptions are being answered
-// much more slowly than they can be: the mean of the last tenth of a second
-// (with ten answers at least) more than three times the least such mean of
-// the last minute and over 3 ms, or over 20 ms whatever the minute held. Work that can wait, such as webhook
-// delivery, holds back while it is true (DelivererOptions.Pressed). A
-// process serving no redemptions is never pressed.
-func (s *Redemptions) Pressed() bool { return s.tills.pressed() }
-
 // observed reports a request's outcome to the OnRedemption hook.
 func (s *Redemptions) observed(op models.Operation, start time.Time, flow *models.RedemptionFlow, err error) {
-	s.tills.served(start)
+	s.tills.served()
 	if s.hooks.observe == nil {
 		return
 	}

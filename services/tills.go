@@ -3,7 +3,6 @@ package services
 import (
 	"context"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -12,115 +11,20 @@ import (
 
 // tills tells background work of this process whether redemptions are being
 // served, so that work paces itself beside them and runs at full speed when
-// they are quiet, and whether they are pressed: answered much more slowly
-// than they can be, so that work that can wait (webhook delivery) waits. It
-// reads the real clock, not the service's: it measures how the process
-// shares its cores, not business time.
+// they are quiet. It reads the real clock, not the service's: it measures
+// how the process shares its cores, not business time.
 type tills struct {
 	last atomic.Int64
-	// clock is the real clock, or a test's.
-	clock func() time.Time
-
-	mu sync.Mutex
-	// win is the pressure window being filled (real time / tillsWindow),
-	// with n answers in it and their service times' sum.
-	win int64
-	n   int64
-	sum time.Duration
-	// done is the last filled window with enough answers to judge, and
-	// its mean service time.
-	done     int64
-	doneMean time.Duration
-	// floors holds the least window mean of each floorBucket of the last
-	// len(floors) buckets (0: none yet), by bucket number modulo its length;
-	// the floor is the least of them: how fast the tills answer when nothing
-	// presses them, over the last minute.
-	floors   [6]time.Duration
-	floorsAt [6]int64
 }
 
 // tillsQuiet is how long after the last redemption the tills count as quiet.
 const tillsQuiet = 250 * time.Millisecond
 
-// The tills are pressed when the mean service time of the last window of
-// tillsWindow, holding at least pressMinAnswers answers, is more than
-// pressRatio times the floor and more than pressMin, or more than
-// pressCeiling whatever the floor (a floor learnt while they were already
-// overloaded is no floor). A window judges for two windows' time at most.
-const (
-	tillsWindow     = 100 * time.Millisecond
-	floorBucket     = 10 * time.Second
-	pressMinAnswers = 10
-	pressRatio      = 3
-	pressMin        = 3 * time.Millisecond
-	pressCeiling    = 20 * time.Millisecond
-)
-
-// served notes a redemption request that began at start answered now.
-func (t *tills) served(start time.Time) {
-	if t == nil {
-		return
+// served notes a redemption request answered now.
+func (t *tills) served() {
+	if t != nil {
+		t.last.Store(time.Now().UnixNano())
 	}
-	now := t.now()
-	t.last.Store(now.UnixNano())
-	t.mu.Lock()
-	if w := now.UnixNano() / int64(tillsWindow); w != t.win {
-		t.roll(w)
-	}
-	t.n++
-	t.sum += now.Sub(start)
-	t.mu.Unlock()
-}
-
-func (t *tills) now() time.Time {
-	if t.clock != nil {
-		return t.clock()
-	}
-	return time.Now()
-}
-
-// roll closes the window being filled and starts window w; t.mu is held.
-func (t *tills) roll(w int64) {
-	if t.n >= pressMinAnswers {
-		mean := t.sum / time.Duration(t.n)
-		t.done, t.doneMean = t.win, mean
-		b := t.win * int64(tillsWindow) / int64(floorBucket)
-		i := int(b % int64(len(t.floors)))
-		if t.floorsAt[i] != b || mean < t.floors[i] {
-			t.floors[i], t.floorsAt[i] = mean, b
-		}
-	}
-	t.win, t.n, t.sum = w, 0, 0
-}
-
-// pressed reports whether the tills' last judged window, if recent, was
-// answered pressRatio times more slowly than the floor of the last minute
-// (and more slowly than pressMin), or more slowly than pressCeiling.
-func (t *tills) pressed() bool {
-	if t == nil {
-		return false
-	}
-	now := t.now().UnixNano()
-	w := now / int64(tillsWindow)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if w != t.win {
-		t.roll(w)
-	}
-	if t.done < w-2 || t.doneMean <= pressMin {
-		return false
-	}
-	if t.doneMean > pressCeiling {
-		return true
-	}
-	b := now / int64(floorBucket)
-	floor := time.Duration(0)
-	for i, f := range t.floors {
-		if f > 0 && t.floorsAt[i] > b-int64(len(t.floors)) && (floor == 0 || f < floor) {
-			floor = f
-		}
-	}
-	return floor > 0 && t.doneMean > pressRatio*floor
 }
 
 // busy reports whether a redemption was answered within tillsQuiet.

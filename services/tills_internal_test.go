@@ -28,7 +28,7 @@ func TestExportPacerRestsOnlyBesideTheTills(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tl := &tills{}
 			if tt.busy {
-				tl.served(time.Now())
+				tl.served()
 			}
 			rests := 0
 			p := &exportPacer{ctx: context.Background(), tills: tl,
@@ -67,7 +67,7 @@ func TestYieldingRowsOffersTheCoreWhileBusy(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tl := &tills{}
 			if tt.busy {
-				tl.served(time.Now())
+				tl.served()
 			}
 			var offers, got []int
 			row := 0
@@ -108,7 +108,7 @@ func TestYieldingRowsOffersTheCoreWhileBusy(t *testing.T) {
 func TestYieldingRowsLetsTheTillsIn(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	tl := &tills{}
-	tl.served(time.Now())
+	tl.served()
 	var ready atomic.Bool
 	ranAt := -1
 	_, fn := exportPace(context.Background(), tl, func(i int) error {
@@ -125,53 +125,5 @@ func TestYieldingRowsLetsTheTillsIn(t *testing.T) {
 	}
 	if ranAt < 0 || ranAt >= 3*exportYieldRows {
 		t.Fatalf("the waiting goroutine ran at row %d, want before row %d", ranAt, 3*exportYieldRows)
-	}
-}
-
-// TestTillsPressed feeds the tills answers of known service times on a test
-// clock, window by window, and asks whether they are pressed after each.
-func TestTillsPressed(t *testing.T) {
-	type window struct {
-		answers int
-		took    time.Duration
-	}
-	tests := []struct {
-		name    string
-		windows []window
-		// idle is how many empty windows pass before the question.
-		idle int
-		want bool
-	}{
-		{name: "never served"},
-		{name: "steady", windows: []window{{20, time.Millisecond}, {20, 2 * time.Millisecond}}},
-		{name: "three times the floor", windows: []window{{20, time.Millisecond}, {20, 4 * time.Millisecond}}, want: true},
-		{name: "slower, but under pressMin", windows: []window{{20, 500 * time.Microsecond}, {20, 2 * time.Millisecond}}},
-		{name: "over the ceiling with no floor below it", windows: []window{{20, 30 * time.Millisecond}}, want: true},
-		{name: "slow but under the ceiling, with no floor below it", windows: []window{{20, 10 * time.Millisecond}}},
-		{name: "too few answers to judge", windows: []window{{20, time.Millisecond}, {5, 50 * time.Millisecond}}},
-		{name: "judged long ago", windows: []window{{20, time.Millisecond}, {20, 50 * time.Millisecond}}, idle: 3},
-		{name: "the floor of a minute ago is forgotten",
-			windows: append([]window{{20, time.Millisecond}}, slices.Repeat([]window{{20, 10 * time.Millisecond}}, 700)...)},
-		{name: "back to the floor", windows: []window{{20, time.Millisecond}, {20, 50 * time.Millisecond}, {20, time.Millisecond}}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			now := time.Date(2026, 12, 5, 8, 0, 0, 0, time.UTC)
-			tl := &tills{clock: func() time.Time { return now }}
-			for _, w := range tt.windows {
-				for range w.answers {
-					tl.served(now.Add(-w.took))
-				}
-				now = now.Add(tillsWindow)
-			}
-			now = now.Add(time.Duration(tt.idle) * tillsWindow)
-			if got := tl.pressed(); got != tt.want {
-				t.Fatalf("pressed = %v, want %v", got, tt.want)
-			}
-		})
-	}
-	var none *tills
-	if none.pressed() {
-		t.Fatal("no tills reported pressed")
 	}
 }

@@ -57,15 +57,6 @@ type DelivererOptions struct {
 	// AllowPrivate lets attempts reach loopback and private addresses
 	// (serve --allow-private-webhooks).
 	AllowPrivate bool
-	// Pressed, when set, reports whether the redemptions of this process
-	// are pressed (Redemptions.Pressed). While they are, the worker claims
-	// at most once per HoldMax, so that delivery, which can wait, leaves
-	// the CPU and the database to the tills, which cannot; attempts
-	// already claimed go on.
-	Pressed func() bool
-	// HoldMax is how long the worker may go without claiming while the
-	// tills are pressed; default 1 s.
-	HoldMax time.Duration
 }
 
 // DefaultWebhookConcurrency is the default bound of attempts in flight per
@@ -103,11 +94,9 @@ const (
 	claimGap     = 5 * time.Millisecond
 )
 
-// DeliveryStats counts attempts by outcome in this process, and the rounds
-// of claims it held back while the tills were pressed.
+// DeliveryStats counts attempts by outcome in this process.
 type DeliveryStats struct {
 	Delivered, Retried, Failed, Gone, Disabled int64
-	Held                                       int64
 }
 
 // Deliverer sends the outbox's deliveries to their endpoints, signed per
@@ -160,7 +149,7 @@ type Deliverer struct {
 	finished  []finishedAttempt
 	recording bool
 
-	delivered, retried, failed, gone, disabled, held atomic.Int64
+	delivered, retried, failed, gone, disabled atomic.Int64
 }
 
 // finishedAttempt is an attempt sent and waiting to be recorded.
@@ -187,9 +176,6 @@ func NewDeliverer(db *gorm.DB, now func() time.Time, log *slog.Logger, o Deliver
 	if o.Timeout <= 0 {
 		o.Timeout = WebhookTimeout
 	}
-	if o.HoldMax <= 0 {
-		o.HoldMax = time.Second
-	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -214,7 +200,7 @@ func NewDeliverer(db *gorm.DB, now func() time.Time, log *slog.Logger, o Deliver
 // Stats returns the attempts' outcomes so far in this process.
 func (d *Deliverer) Stats() DeliveryStats {
 	return DeliveryStats{Delivered: d.delivered.Load(), Retried: d.retried.Load(), Failed: d.failed.Load(),
-		Gone: d.gone.Load(), Disabled: d.disabled.Load(), Held: d.held.Load()}
+		Gone: d.gone.Load(), Disabled: d.disabled.Load()}
 }
 
 // Wake makes Run claim again now instead of at its next poll; it never
@@ -229,23 +215,15 @@ func (d *Deliverer) Wake() {
 // Run delivers until ctx ends, then waits for the attempts in flight and
 // their records. It searches for endpoints with due deliveries every Poll;
 // woken in between (an attempt ended, Wake), it claims again for the
-// endpoints whose last claim may have left work behind. While the tills are
-// pressed (DelivererOptions.Pressed) it claims once per HoldMax at most.
+// endpoints whose last claim may have left work behind.
 func (d *Deliverer) Run(ctx context.Context) {
 	t := time.NewTicker(d.o.Poll)
 	defer t.Stop()
 	search := true
-	var claimed time.Time
 	for {
 		last := time.Now()
-		if d.hold(last, claimed) {
-			d.held.Add(1)
-		} else {
-			claimed = last
-			if _, err := d.round(ctx, search); err != nil && ctx.Err() == nil {
-				d.log.ErrorContext(ctx, "webhook delivery", "err", err)
-			}
-			search = false
+		if _, err := d.round(ctx, search); err != nil && ctx.Err() == nil {
+			d.log.ErrorContext(ctx, "webhook delivery", "err", err)
 		}
 		select {
 		case <-ctx.Done():
@@ -254,6 +232,7 @@ func (d *Deliverer) Run(ctx context.Context) {
 		case <-t.C:
 			search = true
 		case <-d.wake:
+			search = false
 			if wait := claimGap - time.Since(last); wait > 0 {
 				select {
 				case <-ctx.Done():
@@ -262,12 +241,6 @@ func (d *Deliverer) Run(ctx context.Context) {
 			}
 		}
 	}
-}
-
-// hold reports whether Run skips the round due at now, the last having
-// claimed at claimed: the tills are pressed, and HoldMax has not passed.
-func (d *Deliverer) hold(now, claimed time.Time) bool {
-	return d.o.Pressed != nil && now.Sub(claimed) < d.o.HoldMax && d.o.Pressed()
 }
 
 // Wait waits for the attempts RunOnce started and for their outcomes to be

@@ -9,7 +9,6 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -823,48 +822,5 @@ func TestWebhookMetricsCountEveryEvent(t *testing.T) {
 		if got, want := metrics().Events, stored(); got != want {
 			t.Fatalf("events %d after the earlier transaction committed last, want %d", got, want)
 		}
-	})
-}
-
-// TestWebhookHoldsWhileTillsPressed: while the tills are pressed the worker
-// claims once per HoldMax at most, so new events wait; the round after they
-// are not claims them at once.
-func TestWebhookHoldsWhileTillsPressed(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
-		h := newHookSetup(t, db, models.EventCouponIssued)
-		var pressed atomic.Bool
-		pressed.Store(true)
-		run := func(holdMax time.Duration) (*services.Deliverer, func()) {
-			d := h.delivererWith(services.DelivererOptions{Concurrency: 4, Schedule: []time.Duration{10 * time.Millisecond},
-				Timeout: 2 * time.Second, Poll: 10 * time.Millisecond, Pressed: pressed.Load, HoldMax: holdMax})
-			ctx, cancel := context.WithCancel(context.Background())
-			stopped := make(chan struct{})
-			go func() { defer close(stopped); d.Run(ctx) }()
-			return d, func() { cancel(); <-stopped }
-		}
-		h.issueEvents(3)
-		d, stop := run(time.Hour)
-		// The first round claims, pressed or not: none came within HoldMax.
-		waitFor(t, "the first round did not deliver the three events", func() bool { return len(h.rcv.Deliveries()) == 3 })
-		h.issueEvents(2)
-		waitFor(t, "the worker held back no rounds", func() bool { return d.Stats().Held >= 20 })
-		if n := len(h.rcv.Deliveries()); n != 3 {
-			t.Fatalf("%d requests while the tills were pressed; want the first round's 3", n)
-		}
-		pressed.Store(false)
-		waitFor(t, "the events held back were not delivered once the tills were not pressed", func() bool {
-			return len(h.rcv.Deliveries()) == 5
-		})
-		stop()
-		// Pressed all along, a worker still claims once per HoldMax.
-		pressed.Store(true)
-		d, stop = run(50 * time.Millisecond)
-		defer stop()
-		h.issueEvents(2)
-		waitFor(t, "a worker held back for good", func() bool { return len(h.rcv.Deliveries()) == 7 })
-		if d.Stats().Held == 0 {
-			t.Fatal("the second worker held back no rounds")
-		}
-		h.wantEachOnce(7)
 	})
 }

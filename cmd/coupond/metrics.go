@@ -147,7 +147,6 @@ type webhookCollector struct {
 	byStatus   *prometheus.Desc
 	oldest     *prometheus.Desc
 	attempts   *prometheus.Desc
-	held       *prometheus.Desc
 	log        *slog.Logger
 
 	mu sync.Mutex
@@ -170,8 +169,6 @@ func newWebhookCollector(svc func() *services.Services, deliverer func() *servic
 			"Age of the oldest undelivered event per endpoint.", []string{"merchant", "endpoint"}, nil),
 		attempts: prometheus.NewDesc("coupond_webhook_attempts_total",
 			"Delivery attempts of this process by outcome: delivered, retried, failed (given up), gone (410).", []string{"outcome"}, nil),
-		held: prometheus.NewDesc("coupond_webhook_held_rounds_total",
-			"Rounds of webhook claims this process held back because its redemptions were pressed.", nil, nil),
 	}
 }
 
@@ -180,7 +177,6 @@ func (c *webhookCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.byStatus
 	ch <- c.oldest
 	ch <- c.attempts
-	ch <- c.held
 }
 
 // The outbox's figures (services.Webhooks.Metrics) are read at most every
@@ -242,7 +238,6 @@ func (c *webhookCollector) Collect(ch chan<- prometheus.Metric) {
 		for outcome, n := range map[string]int64{"delivered": s.Delivered, "retried": s.Retried, "failed": s.Failed, "gone": s.Gone} {
 			ch <- prometheus.MustNewConstMetric(c.attempts, prometheus.CounterValue, float64(n), outcome)
 		}
-		ch <- prometheus.MustNewConstMetric(c.held, prometheus.CounterValue, float64(s.Held))
 	}
 	if c.svc() == nil {
 		return

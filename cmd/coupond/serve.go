@@ -228,7 +228,7 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 		// conditional update, so replicas share the work without sending one
 		// attempt twice.
 		d := services.NewDeliverer(db, time.Now, log, services.DelivererOptions{Concurrency: c.webhookConcurrency,
-			AllowPrivate: c.allowPrivateWebhooks, Pressed: svc.Redemptions.Pressed})
+			AllowPrivate: c.allowPrivateWebhooks})
 		m.deliverer.Store(d)
 		go func() { defer close(delivered); d.Run(deliverCtx) }()
 	} else {
