@@ -47,8 +47,8 @@ type ProbeConfig struct {
 // returns a text report: latency percentiles, CPU per redemption and the
 // pprof top of the server (its CPU profile and its allocations since start
 // stay in the scratch directory, probe.cpu.pprof and probe.allocs.pprof).
-// It is the quick loop for finding where the time
-// goes; the full report is Run's.
+// It is the quick loop for finding where the time goes; the full report is
+// Run's.
 func Probe(ctx context.Context, cfg ProbeConfig) (string, error) {
 	env := cfg.Env
 	gp := generatorProcs
