@@ -26,54 +26,28 @@ func scanBody(b []byte) (*graphql.RawParams, bool) {
 	s := bodyScanner{b: b}
 	p := &graphql.RawParams{}
 	s.space()
-	if !s.byte('{') {
-		return nil, false
-	}
 	hasQuery := false
-	s.space()
-	if !s.byte('}') {
-		for {
-			key, ok := s.plainString()
-			if !ok {
-				return nil, false
+	read := s.members(s.plainString, func(key string) bool {
+		var ok bool
+		switch key {
+		case "query":
+			p.Query, ok = s.string()
+			hasQuery = true
+		case "operationName":
+			if ok = s.null(); !ok {
+				p.OperationName, ok = s.string()
+			} else {
+				p.OperationName = ""
 			}
-			s.space()
-			if !s.byte(':') {
-				return nil, false
-			}
-			s.space()
-			switch key {
-			case "query":
-				if p.Query, ok = s.string(); !ok {
-					return nil, false
-				}
-				hasQuery = true
-			case "operationName":
-				if s.null() {
-					p.OperationName = ""
-				} else if p.OperationName, ok = s.string(); !ok {
-					return nil, false
-				}
-			case "variables":
-				if p.Variables, ok = s.objectOrNull(); !ok {
-					return nil, false
-				}
-			case "extensions":
-				if p.Extensions, ok = s.objectOrNull(); !ok {
-					return nil, false
-				}
-			default:
-				return nil, false
-			}
-			s.space()
-			if s.byte('}') {
-				break
-			}
-			if !s.byte(',') {
-				return nil, false
-			}
-			s.space()
+		case "variables":
+			p.Variables, ok = s.objectOrNull()
+		case "extensions":
+			p.Extensions, ok = s.objectOrNull()
 		}
+		return ok
+	})
+	if !read {
+		return nil, false
 	}
 	s.space()
 	if s.i != len(s.b) {
@@ -219,40 +193,60 @@ func (s *bodyScanner) objectOrNull() (map[string]any, bool) {
 }
 
 func (s *bodyScanner) object() (map[string]any, bool) {
-	if !s.byte('{') {
-		return nil, false
-	}
 	if s.depth++; s.depth > maxBodyDepth {
 		return nil, false
 	}
 	defer func() { s.depth-- }()
 	m := map[string]any{}
+	read := s.members(s.string, func(key string) bool {
+		var ok bool
+		m[key], ok = s.value()
+		return ok
+	})
+	return m, read
+}
+
+// members reads an object, each key with key and each value with value,
+// which is given the key and consumes the value.
+func (s *bodyScanner) members(key func() (string, bool), value func(key string) bool) bool {
+	if !s.byte('{') {
+		return false
+	}
 	s.space()
 	if s.byte('}') {
-		return m, true
+		return true
 	}
 	for {
-		key, ok := s.string()
+		k, ok := key()
 		if !ok {
-			return nil, false
+			return false
 		}
 		s.space()
 		if !s.byte(':') {
-			return nil, false
+			return false
 		}
 		s.space()
-		if m[key], ok = s.value(); !ok {
-			return nil, false
+		if !value(k) {
+			return false
 		}
-		s.space()
-		if s.byte('}') {
-			return m, true
+		if end, ok := s.after('}'); end || !ok {
+			return ok
 		}
-		if !s.byte(',') {
-			return nil, false
-		}
-		s.space()
 	}
+}
+
+// after reads what follows a member or an element: the closing byte (end),
+// or a comma and the space after it.
+func (s *bodyScanner) after(closing byte) (end, ok bool) {
+	s.space()
+	if s.byte(closing) {
+		return true, true
+	}
+	if !s.byte(',') {
+		return false, false
+	}
+	s.space()
+	return false, true
 }
 
 func (s *bodyScanner) array() ([]any, bool) {
@@ -274,14 +268,9 @@ func (s *bodyScanner) array() ([]any, bool) {
 			return nil, false
 		}
 		a = append(a, v)
-		s.space()
-		if s.byte(']') {
-			return a, true
+		if end, ok := s.after(']'); end || !ok {
+			return a, ok
 		}
-		if !s.byte(',') {
-			return nil, false
-		}
-		s.space()
 	}
 }
 
