@@ -26,9 +26,9 @@ const benchRedeem = `mutation($in: RedeemCouponInput!) { redeemCoupon(input: $in
 // TEST_DATABASE_URL (the statement path of the knee). Its time includes
 // PostgreSQL's; what it is for is the handler's allocations per redemption,
 // which are the same from run to run where CPU seconds on a shared machine
-// are not, and its CPU per redemption (cpu-ns/op: this process's, without
-// PostgreSQL's), a closer measure than a probe's. The request bodies are built with the timer stopped, so what is
-// counted is the handler's and the recorder's. The figures of
+// are not, and this process's CPU per redemption (cpu-ns/op, without
+// PostgreSQL's). The request bodies are built with the timer stopped, so
+// what is counted is the handler's and the recorder's. The figures of
 // docs/PERFORMANCE.md come from bench/.
 //
 //	TEST_DATABASE_URL=... go test -run '^$' -bench RedeemCoupon -benchmem ./graph
