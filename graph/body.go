@@ -8,7 +8,7 @@ import (
 )
 
 // maxBodyDepth is how deeply scanBody follows nested variables before it
-// leaves the body to paramsFromBody's decoding.
+// leaves the body to decodeBody.
 const maxBodyDepth = 32
 
 // scanBody reads the parameters of the usual POST body in one pass: an
@@ -16,12 +16,12 @@ const maxBodyDepth = 32
 // values of the right types. It reports false for anything else: any other
 // key, a value of another type, a null query, malformed JSON, a string with
 // bytes it does not copy as they are, nesting deeper than maxBodyDepth. Then
-// paramsFromBody decodes the body with encoding/json, which either accepts it
-// or says what is wrong with it. What scanBody accepts, it reads exactly as
+// decodeBody decodes the body with encoding/json, which either accepts it or
+// says what is wrong with it. What scanBody accepts, it reads exactly as
 // that decoding does (FuzzScanBody holds it to that): numbers as
 // json.Number, the last of repeated keys, a missing query only with a
 // persisted query's hash. encoding/json took 47 allocations and five passes
-// over each redemption's body, a tenth of the handler's CPU.
+// over each redemption's body, 9% of the handler's CPU.
 func scanBody(b []byte) (*graphql.RawParams, bool) {
 	s := bodyScanner{b: b}
 	p := &graphql.RawParams{}
