@@ -1,9 +1,13 @@
 package models
 
 import (
+	"context"
 	"database/sql"
 	"errors"
+	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 	"gorm.io/gorm"
 )
 
@@ -110,21 +114,115 @@ func RedeemOnce(db *gorm.DB, a ReserveArgs, flow *RedemptionFlow, actor string) 
 	// reflection: on the hottest path they cost as much as the round trip.
 	var r RedeemedOnce
 	err := db.Statement.ConnPool.QueryRowContext(db.Statement.Context, redeemOnceSQL,
-		flow.RedeemNo, a.Now, a.MerchantID, a.Code, a.OrderAmount, a.StoreID, flow.RequestID, flow.Fingerprint,
-		flow.OperatorID, flow.HoldUntil, actor, a.CustomerRef, a.Clock.Day, a.Clock.PrevDay, a.Clock.Minute, NewEventUID(),
-	).Scan(&r.CouponID, &r.CampaignID, &r.FlowID, &r.DiscountAmount, &r.OrderRef, &r.Status, &r.UseNo, &r.CustomerRef)
+		redeemOnceArgs(a, flow, actor)...).Scan(r.dest()...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
 	if err != nil {
 		return false, translate(db, err)
 	}
-	now := a.Now
+	r.fill(a.Now, flow)
+	return true, nil
+}
+
+// redeemOnceArgs are redeemOnceSQL's parameters for one redemption, in the
+// order of redeemOnceParams.
+func redeemOnceArgs(a ReserveArgs, flow *RedemptionFlow, actor string) []any {
+	return []any{flow.RedeemNo, a.Now, a.MerchantID, a.Code, a.OrderAmount, a.StoreID, flow.RequestID, flow.Fingerprint,
+		flow.OperatorID, flow.HoldUntil, actor, a.CustomerRef, a.Clock.Day, a.Clock.PrevDay, a.Clock.Minute, NewEventUID()}
+}
+
+// dest is where redeemOnceSQL's row is scanned.
+func (r *RedeemedOnce) dest() []any {
+	return []any{&r.CouponID, &r.CampaignID, &r.FlowID, &r.DiscountAmount, &r.OrderRef, &r.Status, &r.UseNo, &r.CustomerRef}
+}
+
+// fill sets flow as stored by the statement that returned r at now:
+// SUCCEEDED with its id, coupon, discount and order reference.
+func (r *RedeemedOnce) fill(now time.Time, flow *RedemptionFlow) {
 	flow.ID, flow.CouponID, flow.DiscountAmount, flow.OrderRef = r.FlowID, r.CouponID, r.DiscountAmount, &r.OrderRef
 	flow.Status, flow.Version, flow.FinishedAt = FlowSucceeded, 1, &now
 	flow.UseNo, flow.CouponAfter = r.UseNo, r.Status
 	flow.CustomerRef = r.CustomerRef
-	return true, nil
+}
+
+// OnceCall is one redemption of a batch that RedeemOnceAll runs: RedeemOnce's
+// arguments, and whether the statement took the coupon.
+type OnceCall struct {
+	Args  ReserveArgs
+	Flow  *RedemptionFlow
+	Actor string
+	// Taken is RedeemOnce's bool, set when RedeemOnceAll returns nil.
+	Taken bool
+}
+
+// ErrNoPipeline is returned by RedeemOnceAll when db's connections are not
+// pgx's, so the statements cannot go out as one pipeline.
+var ErrNoPipeline = errors.New("the connection pool cannot pipeline statements")
+
+// RedeemOnceAll runs RedeemOnce's statement for every call on one connection,
+// as one pipeline: the statements go out together, run one after the other
+// in one implicit transaction and commit once, so the batch pays one round
+// trip and one WAL flush instead of one each. Each statement is the one
+// RedeemOnce sends, with its own conditional update: a call whose coupon an
+// earlier call of the batch took finds it taken, exactly as if it had run
+// after it alone.
+//
+// It is all or nothing. On nil every call's Taken is set and each taken
+// call's flow is filled in as RedeemOnce fills it. On an error nothing of the
+// batch was written, or, when the connection failed during the commit, it is
+// not known whether it was; no flow is changed either way. The caller then
+// runs each call alone with RedeemOnce, where a request id the batch did
+// commit is a unique violation, as for any repeated request.
+func RedeemOnceAll(db *gorm.DB, calls []*OnceCall) error {
+	ctx := db.Statement.Context
+	pool, ok := db.Statement.ConnPool.(interface {
+		Conn(context.Context) (*sql.Conn, error)
+	})
+	if !ok {
+		return ErrNoPipeline
+	}
+	conn, err := pool.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	rows := make([]RedeemedOnce, len(calls))
+	taken := make([]bool, len(calls))
+	err = conn.Raw(func(driverConn any) error {
+		pc, ok := driverConn.(*stdlib.Conn)
+		if !ok {
+			return ErrNoPipeline
+		}
+		b := &pgx.Batch{}
+		for _, c := range calls {
+			b.Queue(redeemOnceSQL, redeemOnceArgs(c.Args, c.Flow, c.Actor)...)
+		}
+		br := pc.Conn().SendBatch(ctx, b)
+		for i := range calls {
+			err := br.QueryRow().Scan(rows[i].dest()...)
+			switch {
+			case errors.Is(err, pgx.ErrNoRows):
+			case err != nil:
+				_ = br.Close()
+				return err
+			default:
+				taken[i] = true
+			}
+		}
+		// Close reads up to the end of the pipeline: the commit's answer.
+		return br.Close()
+	})
+	if err != nil {
+		return translate(db, err)
+	}
+	for i, c := range calls {
+		c.Taken = taken[i]
+		if taken[i] {
+			rows[i].fill(c.Args.Now, c.Flow)
+		}
+	}
+	return nil
 }
 
 // RedeemOnceSupported reports whether db can run RedeemOnce: PostgreSQL

@@ -96,7 +96,7 @@ func newRedemptions(db *gorm.DB, o Options, campaigns *Campaigns, t *tills) *Red
 	switch f := o.Fulfiller.(type) {
 	case orderTable:
 		if models.RedeemOnceSupported(db) {
-			s.oneShot = statementTake{s: s, counting: txTake{s: s, complete: f}}
+			s.oneShot = statementTake{s: s, pipeline: newPipeline(db, s.gate), counting: txTake{s: s, complete: f}}
 		} else {
 			s.oneShot = txTake{s: s, complete: f, group: group}
 		}

@@ -193,6 +193,8 @@ func completeInTx(tx *gorm.DB, f TxFulfiller, flow *models.RedemptionFlow, reser
 // No explicit transaction is needed: each write is one statement.
 type statementTake struct {
 	s *Redemptions
+	// pipeline runs the statements of concurrent requests together.
+	pipeline *pipeline
 	// counting takes the coupons whose use counts against a limit, which
 	// the statement leaves alone (see models.RedeemOnce): in a transaction
 	// with the order inside.
@@ -210,23 +212,15 @@ func (t statementTake) take(ctx context.Context, req *request) taken {
 	}
 	var seen models.Coupon
 	counts := false
+	ok, err := t.redeemOnce(ctx, req, flow, local)
+	if err != nil {
+		return s.answerTake(db, req, err)
+	}
+	if ok {
+		return taken{flow: flow, fresh: true, seen: models.Coupon{ID: flow.CouponID, Status: flow.CouponAfter}}
+	}
+	flow.HoldUntil = nil
 	err = s.gate.run(ctx, func() error {
-		if err := checkStore(db, req); err != nil {
-			return err
-		}
-		hold := now.Add(s.holdTimeout)
-		flow.HoldUntil = &hold
-		ok, err := models.RedeemOnce(db, models.ReserveArgs{MerchantID: req.actor.MerchantID, Code: req.code,
-			RedeemNo: flow.RedeemNo, StoreID: req.in.StoreID, OrderAmount: req.in.OrderAmount,
-			CustomerRef: req.in.CustomerRef, Clock: models.ClockOf(local), Now: now}, flow, req.actor.Label())
-		if err != nil {
-			return err
-		}
-		if ok {
-			seen = models.Coupon{ID: flow.CouponID, Status: flow.CouponAfter}
-			return nil
-		}
-		flow.HoldUntil = nil
 		c, known, err := models.CouponAndRequest(db, req.actor.MerchantID, req.code, req.op, req.in.RequestID)
 		switch {
 		case err != nil:
@@ -254,6 +248,24 @@ func (t statementTake) take(ctx context.Context, req *request) taken {
 		return s.answerTake(db, req, err)
 	}
 	return taken{flow: flow, fresh: true, seen: seen}
+}
+
+// redeemOnce checks the store and runs the one statement (in the pipeline
+// with concurrent requests), reporting whether it took the coupon (see
+// models.RedeemOnce).
+func (t statementTake) redeemOnce(ctx context.Context, req *request, flow *models.RedemptionFlow, local time.Time) (bool, error) {
+	s := t.s
+	if req.actor.Role != models.RoleClerk {
+		// A clerk's stores were checked when its token was made.
+		if err := s.gate.run(ctx, func() error { return checkStore(s.db.WithContext(ctx), req) }); err != nil {
+			return false, err
+		}
+	}
+	hold := flow.CreatedAt.Add(s.holdTimeout)
+	flow.HoldUntil = &hold
+	return t.pipeline.redeem(ctx, models.ReserveArgs{MerchantID: req.actor.MerchantID, Code: req.code,
+		RedeemNo: flow.RedeemNo, StoreID: req.in.StoreID, OrderAmount: req.in.OrderAmount,
+		CustomerRef: req.in.CustomerRef, Clock: models.ClockOf(local), Now: flow.CreatedAt}, flow, req.actor.Label())
 }
 
 // reject records a REJECTED flow for coupon c, which the take's conditional
