@@ -155,9 +155,10 @@ type Result struct {
 	OwnSQLTaken int       `json:"own_sql_redemptions"`
 	Ramp        []Step    `json:"ramp"`
 	// RampKnee is where the ramp's one-second windows broke down; Knee is the
-	// sustained knee: the highest rate, stepping down from RampKnee by 10%,
-	// at which a constant run of KneeHoldSecs held p99 <= 100 ms without
-	// errors. KneeSteps are the constant runs tried.
+	// sustained knee: the highest rate at which a constant run of
+	// KneeHoldSecs held p99 <= 100 ms without errors, stepping down from
+	// RampKnee by 10%, or up when RampKnee held at once. KneeSteps are the
+	// constant runs tried.
 	RampKnee     float64    `json:"ramp_knee_per_sec"`
 	Knee         float64    `json:"knee_per_sec"`
 	KneeReason   string     `json:"knee_reason"`
@@ -502,8 +503,22 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	// The sustained knee: step down from the ramp's knee by 10% until a
 	// constant run holds p99 <= 100 ms with no errors (at most six tries;
-	// the last one tried is reported either way).
-	for try, rate := 0, math.Max(res.RampKnee, 50); try < 6; try, rate = try+1, math.Round(rate*0.9) {
+	// the last one tried is reported either way). When the ramp's knee holds
+	// at once, step up by 10% until a run does not hold (at most eight
+	// steps): the ramp judges one-second windows and can break down on a
+	// passing stall below what the server sustains. The knee is the highest
+	// rate that held, and its run is the one named "constant at the knee",
+	// whose profile, CPU, WAL and wait events the report shows.
+	type kneeEvidence struct {
+		wal     WAL
+		waits   map[string]int
+		cpu     map[string]float64
+		profile string
+		at      int // index of its scenario in res.Scenarios
+	}
+	var heldRun *kneeEvidence
+	up := false
+	for try, rate := 0, math.Max(res.RampKnee, 50); try < 14; try++ {
 		warmUp(rate, "warm-step-")
 		s, err := constantRun("constant at the knee", rate, true)
 		if err != nil {
@@ -511,20 +526,46 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		held := s.Stats.P99 <= 100 && s.Stats.ErrorRate == 0 && s.Stats.Unknown == 0
 		res.KneeSteps = append(res.KneeSteps, KneeStep{Rate: rate, P99: s.Stats.P99, ErrorRate: s.Stats.ErrorRate, Held: held})
-		res.Knee = rate
-		if !held && try < 5 {
-			s.Name = fmt.Sprintf("knee step-down: %.0f/s did not hold", rate)
+		switch {
+		case held:
+			if heldRun != nil {
+				res.Scenarios[heldRun.at].Name = fmt.Sprintf("knee step-up: %.0f/s held", res.Knee)
+			}
+			res.Knee = rate
+			heldRun = &kneeEvidence{wal: res.WALAtKnee, waits: res.WaitEvents, cpu: res.CPU, profile: res.Profile,
+				at: len(res.Scenarios)}
+		case up:
+			s.Name = fmt.Sprintf("knee step-up: %.0f/s did not hold", rate)
 			s.Extra["held"] = false
+		default:
+			res.Knee = rate
+			if try < 5 {
+				s.Name = fmt.Sprintf("knee step-down: %.0f/s did not hold", rate)
+				s.Extra["held"] = false
+			}
 		}
 		if err := audit(&s); err != nil {
 			return nil, err
 		}
-		if held {
+		if held && try == 0 {
+			up = true
+		}
+		stop := (!up && (held || try >= 5)) || (up && (!held || try >= 8))
+		if stop {
 			break
 		}
 		if err := settle(ctx, fx); err != nil {
 			return nil, err
 		}
+		if up {
+			rate = math.Round(rate * 1.1)
+		} else {
+			rate = math.Round(rate * 0.9)
+		}
+	}
+	if up && heldRun != nil {
+		// The evidence at the knee is the held run's, not a later step's.
+		res.WALAtKnee, res.WaitEvents, res.CPU, res.Profile = heldRun.wal, heldRun.waits, heldRun.cpu, heldRun.profile
 	}
 	cfg.logf("sustained knee %.0f/s", res.Knee)
 	// The knee's steps end with an audit of the ledger, which leaves the
@@ -726,7 +767,7 @@ func knee(rs []*load.Record, p load.Ramp) ([]Step, float64, string) {
 			// Say so when the breakdown was a stall the server came out of:
 			// the knee stays the first breakdown, as the method defines it.
 			later := 0.0
-			for _, after := range steps[i+2:] {
+			for _, after := range steps[min(i+2, len(steps)):] {
 				if !bad(after) {
 					later = after.Offered
 				}

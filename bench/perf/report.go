@@ -63,7 +63,7 @@ func (r *Result) stepsOutOfCPU() string {
 	for i := range r.Scenarios {
 		s := &r.Scenarios[i]
 		c := cpuOf(s)
-		if !strings.HasPrefix(s.Name, "knee step-down:") || c == nil {
+		if !strings.HasPrefix(s.Name, "knee step-") || !strings.HasSuffix(s.Name, "did not hold") || c == nil {
 			continue
 		}
 		avail := 2 * nz(s.Stats.Seconds)
@@ -75,10 +75,20 @@ func (r *Result) stepsOutOfCPU() string {
 		return ""
 	}
 	out := ". The steps that did not hold kept the machine's two cores busy: " + strings.Join(parts, "; ")
-	if n := len(r.KneeSteps); n > 0 && r.KneeSteps[n-1].Held {
-		out += ". The last step that held is the rate the machine's CPU sustains with the headroom a 100 ms p99 needs"
+	if r.kneeHeld() {
+		out += ". The highest step that held is the rate the machine's CPU sustains with the headroom a 100 ms p99 needs"
 	}
 	return out
+}
+
+// kneeHeld reports whether a constant run of the knee's steps held.
+func (r *Result) kneeHeld() bool {
+	for _, st := range r.KneeSteps {
+		if st.Held {
+			return true
+		}
+	}
+	return false
 }
 
 // tailSplit says, for a constant run that recorded them, how much of its
@@ -333,8 +343,9 @@ func (r *Result) Markdown(command string) string {
 		p("| %s | %s | %s | %s | %s |\n", t.name, t.target, t.measured, t.ratio, res)
 	}
 	p("\nThe knee is sustained: the ramp's one-second windows broke down at %.0f/s (%s); from there the harness steps down "+
-		"by 10%% until a %.0f s constant run holds p99 ≤ 100 ms with no errors, and reports that rate%s.\n\n", r.RampKnee, r.KneeReason, r.KneeHoldSecs,
-		map[bool]string{true: "", false: " (no step held in this run: the knee reported is the last rate tried)"}[len(r.KneeSteps) == 0 || r.KneeSteps[len(r.KneeSteps)-1].Held])
+		"by 10%% until a %.0f s constant run holds p99 ≤ 100 ms with no errors or, when the ramp's rate holds at once, up by "+
+		"10%% until a run does not, and reports the highest rate that held%s.\n\n", r.RampKnee, r.KneeReason, r.KneeHoldSecs,
+		map[bool]string{true: "", false: " (no step held in this run: the knee reported is the last rate tried)"}[len(r.KneeSteps) == 0 || r.kneeHeld()])
 	p("| constant run | p99 ms | error rate | held |\n|---|---|---|---|\n")
 	for _, st := range r.KneeSteps {
 		p("| %.0f/s | %.1f | %.4f | %s |\n", st.Rate, st.P99, st.ErrorRate, map[bool]string{true: "yes", false: "no"}[st.Held])
@@ -364,7 +375,9 @@ func (r *Result) Markdown(command string) string {
 			"redemption on PostgreSQL), each parameter drawn as the server draws it: the next unused code of a campaign of its "+
 			"own (looked up by number in a side table), a fresh redemption number and request id, the bench store. It made "+
 			"%d redemptions over the two runs. knee ÷ own SQL is the share of its own statement's rate the application keeps "+
-			"after HTTP, GraphQL, authentication, idempotency and the coupon lines.\n", r.OwnSQLTaken)
+			"after HTTP, GraphQL, authentication, idempotency and the coupon lines. pgbench runs the statement one per "+
+			"transaction; the server sends the statements of concurrent requests in pipelines that share one commit "+
+			"(services/pipeline.go), so it can keep more than all of it.\n", r.OwnSQLTaken)
 	}
 	p("\nThe scripts are in `bench/perf/pgbench.go`: the seed article's five statements each in its own autocommit " +
 		"transaction (five WAL flushes), and the minimal correct redemption (conditional update, ledger row, order) in one " +
