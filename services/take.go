@@ -187,10 +187,12 @@ func completeInTx(tx *gorm.DB, f TxFulfiller, flow *models.RedemptionFlow, reser
 
 // statementTake is the one-shot redemption with the builtin adapter on
 // PostgreSQL: one statement reserves, orders and confirms (models.RedeemOnce),
-// so a redemption commits with one round trip. When the statement does not
-// take the coupon, one read tells a repeated request id (answered with its
-// flow, nothing written) from a rejection, which is recorded with one insert.
-// No explicit transaction is needed: each write is one statement.
+// so a redemption commits with one round trip; the statements of concurrent
+// requests share theirs, and their commit (pipeline). When the statement
+// does not take the coupon, one read tells a repeated request id (answered
+// with its flow, nothing written) from a rejection, which is recorded with
+// one insert. No explicit transaction is needed: each write is one
+// statement.
 type statementTake struct {
 	s *Redemptions
 	// pipeline runs the statements of concurrent requests together.
