@@ -93,10 +93,10 @@ func (p *pipeline) redeem(ctx context.Context, a models.ReserveArgs, flow *model
 	r := &onceReq{ctx: ctx, call: models.OnceCall{Args: a, Flow: flow, Actor: actor}, wake: make(chan wakeUp, 1)}
 	p.mu.Lock()
 	if p.busy < p.lanes {
+		// A lane is free, so nobody is queued: lead alone.
 		p.busy++
-		batch := append([]*onceReq{r}, p.take()...)
 		p.mu.Unlock()
-		p.lead(batch)
+		p.lead([]*onceReq{r})
 		return r.call.Taken, r.err
 	}
 	p.queue = append(p.queue, r)

@@ -257,8 +257,7 @@ func (t statementTake) take(ctx context.Context, req *request) taken {
 // models.RedeemOnce).
 func (t statementTake) redeemOnce(ctx context.Context, req *request, flow *models.RedemptionFlow, local time.Time) (bool, error) {
 	s := t.s
-	if req.actor.Role != models.RoleClerk {
-		// A clerk's stores were checked when its token was made.
+	if !storeChecked(req) {
 		if err := s.gate.run(ctx, func() error { return checkStore(s.db.WithContext(ctx), req) }); err != nil {
 			return false, err
 		}
@@ -295,14 +294,18 @@ func (s *Redemptions) reject(db *gorm.DB, flow *models.RedemptionFlow, c *models
 	return models.InsertFlow(db, flow)
 }
 
-// checkStore refuses a store the merchant does not have. A clerk's stores
-// were checked when its token was made.
+// checkStore refuses a store the merchant does not have, unless
+// storeChecked.
 func checkStore(db *gorm.DB, req *request) error {
-	if req.actor.Role == models.RoleClerk {
+	if storeChecked(req) {
 		return nil
 	}
 	return storeMustExist(db, req.actor.MerchantID, req.in.StoreID)
 }
+
+// storeChecked reports whether req's store needs no lookup: a clerk's
+// stores were checked when its token was made.
+func storeChecked(req *request) bool { return req.actor.Role == models.RoleClerk }
 
 // storeMustExist is NOT_FOUND unless id is a store of the merchant.
 func storeMustExist(db *gorm.DB, merchantID, id int64) error {
