@@ -44,7 +44,7 @@ func TestClaimThenFinishAttempts(t *testing.T) {
 		now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 		ep, uids := endpointWithEvents(t, db, now, 3)
 		lease := now.Add(time.Minute)
-		xs, err := models.ClaimDeliveries(db, 1, ep.ID, now, lease, 10)
+		xs, err := models.ClaimDeliveries(db, 1, ep.ID, time.Time{}, now, lease, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +60,7 @@ func TestClaimThenFinishAttempts(t *testing.T) {
 			}
 			byCoupon[x.CouponID] = x
 		}
-		if again, err := models.ClaimDeliveries(db, 1, ep.ID, now, lease, 10); err != nil || len(again) != 0 {
+		if again, err := models.ClaimDeliveries(db, 1, ep.ID, time.Time{}, now, lease, 10); err != nil || len(again) != 0 {
 			t.Fatalf("claimed again under the lease: %d, %v", len(again), err)
 		}
 
@@ -120,7 +120,7 @@ func TestFinishAttemptsCommitsWithoutWaitingForTheFlush(t *testing.T) {
 		}
 		now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 		ep, _ := endpointWithEvents(t, db, now, 2)
-		xs, err := models.ClaimDeliveries(db, 1, ep.ID, now, now.Add(time.Minute), 10)
+		xs, err := models.ClaimDeliveries(db, 1, ep.ID, time.Time{}, now, now.Add(time.Minute), 10)
 		if err != nil || len(xs) != 2 {
 			t.Fatalf("claimed %d, %v; want 2", len(xs), err)
 		}
@@ -163,6 +163,86 @@ func TestFinishAttemptsCommitsWithoutWaitingForTheFlush(t *testing.T) {
 		})
 		if err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// TestPendingFloors reads each enabled endpoint's floor, the earliest next
+// attempt of its PENDING deliveries from a given time on, and holds the
+// readers of due deliveries to it: what lies before an endpoint's floor is
+// neither searched nor claimed, and a floor read from an earlier one finds
+// the same deliveries a reading from the start does.
+func TestPendingFloors(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+		ep, _ := endpointWithEvents(t, db, now, 3)
+		k := [2]int64{1, ep.ID}
+		set := func(coupon int64, status string, at time.Time) {
+			t.Helper()
+			if err := db.Exec("UPDATE webhook_deliveries SET status = ?, next_attempt_at = ? WHERE coupon_id = ?", status, at, coupon).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+		set(1, "DELIVERED", now.Add(-2*time.Hour))
+		set(2, "PENDING", now.Add(-time.Hour))
+		set(3, "PENDING", now)
+		floorOf := func(from map[[2]int64]time.Time) *time.Time {
+			t.Helper()
+			got, err := models.PendingFloors(db, from)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, ok := got[k]
+			if !ok || len(got) != 1 {
+				t.Fatalf("floors %v, want one for endpoint %v", got, k)
+			}
+			return f
+		}
+		tests := []struct {
+			name string
+			from map[[2]int64]time.Time
+			want time.Time
+		}{
+			{"from the start", nil, now.Add(-time.Hour)},
+			{"from before the earliest", map[[2]int64]time.Time{k: now.Add(-90 * time.Minute)}, now.Add(-time.Hour)},
+			{"from past the earliest", map[[2]int64]time.Time{k: now.Add(-30 * time.Minute)}, now},
+			{"another endpoint's floor", map[[2]int64]time.Time{{1, ep.ID + 1}: now}, now.Add(-time.Hour)},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				if f := floorOf(tt.from); f == nil || !f.Equal(tt.want) {
+					t.Fatalf("floor %v, want %v", f, tt.want)
+				}
+			})
+		}
+
+		due, err := models.DueEndpoints(db, now, map[[2]int64]time.Time{k: now.Add(time.Minute)})
+		if err != nil || len(due) != 0 {
+			t.Fatalf("due past the floor: %v, %v; want none", due, err)
+		}
+		due, err = models.DueEndpoints(db, now, map[[2]int64]time.Time{k: now.Add(-time.Hour)})
+		if err != nil || len(due) != 1 || due[0] != k {
+			t.Fatalf("due from the floor: %v, %v; want %v", due, err, k)
+		}
+		xs, err := models.ClaimDeliveries(db, 1, ep.ID, now.Add(-30*time.Minute), now, now.Add(time.Minute), 10)
+		if err != nil || len(xs) != 1 || xs[0].CouponID != 3 {
+			t.Fatalf("claimed from past coupon 2's delivery: %+v, %v; want coupon 3's alone", xs, err)
+		}
+		xs, err = models.ClaimDeliveries(db, 1, ep.ID, time.Time{}, now, now.Add(time.Minute), 10)
+		if err != nil || len(xs) != 1 || xs[0].CouponID != 2 {
+			t.Fatalf("claimed from the start: %+v, %v; want coupon 2's", xs, err)
+		}
+
+		set(2, "DELIVERED", now.Add(-time.Hour))
+		set(3, "FAILED", now)
+		if f := floorOf(nil); f != nil {
+			t.Fatalf("floor %v with nothing PENDING, want none", *f)
+		}
+		if err := db.Exec("UPDATE webhook_endpoints SET enabled = ? WHERE id = ?", false, ep.ID).Error; err != nil {
+			t.Fatal(err)
+		}
+		if got, err := models.PendingFloors(db, nil); err != nil || len(got) != 0 {
+			t.Fatalf("floors of a disabled endpoint: %v, %v; want none", got, err)
 		}
 	})
 }

@@ -94,6 +94,19 @@ const (
 	claimGap     = 5 * time.Millisecond
 )
 
+// The endpoints' floors (models.PendingFloors) are read at most every
+// floorEvery, from the last floors on, and every floorFullEvery from each
+// endpoint's first delivery. A floor is never later than floorMargin
+// before it was read: a transaction still open then may commit a delivery
+// due a little earlier. One that commits later than that, or from a
+// replica whose clock is behind by more, is claimed after the next full
+// reading at the latest.
+const (
+	floorEvery     = time.Second
+	floorFullEvery = 30 * time.Second
+	floorMargin    = 3 * time.Second
+)
+
 // DeliveryStats counts attempts by outcome in this process.
 type DeliveryStats struct {
 	Delivered, Retried, Failed, Gone, Disabled int64
@@ -143,7 +156,12 @@ type Deliverer struct {
 	// more holds the endpoints that may have more due deliveries than
 	// their last claim took: a wake claims for them without a new search.
 	more map[[2]int64]bool
-	wg   sync.WaitGroup
+	// floors are the endpoints' floors: their due deliveries are searched
+	// and claimed from there on (see the floor constants).
+	floors   map[[2]int64]time.Time
+	floorsAt time.Time
+	fullAt   time.Time
+	wg       sync.WaitGroup
 
 	rmu       sync.Mutex
 	finished  []finishedAttempt
@@ -258,7 +276,13 @@ func (d *Deliverer) round(ctx context.Context, search bool) (int, error) {
 	db := d.db.WithContext(ctx)
 	var eps []*models.WebhookEndpoint
 	if search {
-		keys, err := models.DueEndpoints(db, d.now())
+		if err := d.readFloors(db); err != nil {
+			return 0, err
+		}
+		d.mu.Lock()
+		floors := d.floors
+		d.mu.Unlock()
+		keys, err := models.DueEndpoints(db, d.now(), floors)
 		if err != nil || len(keys) == 0 {
 			return 0, err
 		}
@@ -296,6 +320,41 @@ func (d *Deliverer) round(ctx context.Context, search bool) (int, error) {
 	return started, nil
 }
 
+// readFloors reads the endpoints' floors again when they are floorEvery
+// old: from the floors it has, or from the start when the last full reading
+// is floorFullEvery old. Only the search rounds of one goroutine call it.
+func (d *Deliverer) readFloors(db *gorm.DB) error {
+	now := d.now()
+	if d.floors != nil && now.Sub(d.floorsAt) < floorEvery && now.After(d.floorsAt) {
+		return nil
+	}
+	full := d.floors == nil || now.Sub(d.fullAt) >= floorFullEvery || !now.After(d.fullAt)
+	from := d.floors
+	if full {
+		from = nil
+	}
+	got, err := models.PendingFloors(db, from)
+	if err != nil {
+		return err
+	}
+	cut := now.Add(-floorMargin)
+	floors := make(map[[2]int64]time.Time, len(got))
+	for k, t := range got {
+		floors[k] = cut
+		if t != nil && t.Before(cut) {
+			floors[k] = *t
+		}
+	}
+	d.mu.Lock()
+	d.floors = floors
+	d.mu.Unlock()
+	d.floorsAt = now
+	if full {
+		d.fullAt = now
+	}
+	return nil
+}
+
 // claim claims up to the endpoint's free claims (claimAhead times its
 // slots, less those it holds) of its due deliveries and starts their
 // attempts, each of which waits for one of the endpoint's slots.
@@ -318,6 +377,7 @@ func (d *Deliverer) claim(ctx context.Context, ep *models.WebhookEndpoint) (int,
 		return 0, nil
 	}
 	d.inflight[k] += free
+	from := d.floors[k]
 	slots := d.slots[k]
 	if slots == nil {
 		slots = make(chan struct{}, d.o.Concurrency)
@@ -326,7 +386,7 @@ func (d *Deliverer) claim(ctx context.Context, ep *models.WebhookEndpoint) (int,
 	d.mu.Unlock()
 	now := d.now()
 	lease := now.Add(d.o.Timeout + leaseSpare)
-	xs, err := models.ClaimDeliveries(d.db.WithContext(ctx), ep.MerchantID, ep.ID, now, lease, free)
+	xs, err := models.ClaimDeliveries(d.db.WithContext(ctx), ep.MerchantID, ep.ID, from, now, lease, free)
 	d.mu.Lock()
 	if len(xs) == free {
 		d.more[k] = true

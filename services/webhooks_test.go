@@ -824,3 +824,34 @@ func TestWebhookMetricsCountEveryEvent(t *testing.T) {
 		}
 	})
 }
+
+// TestWebhookDeliveryBeforeTheFloor writes a delivery due well before its
+// endpoint's floor, as a transaction that began long before it committed,
+// or a replica whose clock is behind, would: the searches from the floor
+// pass it by, and the next reading of the floors from the start, within
+// half a minute, finds it and it is delivered once.
+func TestWebhookDeliveryBeforeTheFloor(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		h := newHookSetup(t, db, models.EventCouponIssued)
+		d := h.deliverer(4)
+		h.issueEvents(1)
+		deliverUntil(t, func() bool { return h.pending() == 0 }, d)
+		h.clock.Advance(2 * time.Second)
+		_, err := d.RunOnce(context.Background())
+		must(t, err)
+		d.Wait()
+
+		h.issueEvents(1)
+		must(t, db.Exec("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE status = ?", h.now().Add(-10*time.Second),
+			models.DeliveryPending).Error)
+		n, err := d.RunOnce(context.Background())
+		must(t, err)
+		d.Wait()
+		if n != 0 || h.pending() != 1 {
+			t.Fatalf("claimed %d, %d PENDING; want the delivery before the floor passed by", n, h.pending())
+		}
+		h.clock.Advance(31 * time.Second)
+		deliverUntil(t, func() bool { return h.pending() == 0 }, d)
+		h.wantEachOnce(2)
+	})
+}
