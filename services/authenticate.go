@@ -16,19 +16,54 @@ import (
 // expired token is UNAUTHENTICATED; a revocation on another replica is seen
 // within the cache TTL, an expiry on time. Each use is recorded in the
 // background, at most once per UsageInterval per token.
+//
+// Requests that miss the cache at once share one database lookup of the
+// token; and a cached token is looked up again in the background once four
+// fifths of its TTL have passed, while the cache still answers. Without
+// them, every request of a busy till that came while the entry had just run
+// out looked the token up itself, each with two queries queued behind the
+// tills' statements, and waited for them.
 func (t *Tokens) Authenticate(ctx context.Context, token string) (Actor, error) {
 	if !strings.HasPrefix(token, TokenPrefix) || len(token) > 100 {
 		return Actor{}, errUnauthenticated
 	}
 	hash := hashToken(token)
 	now := t.now()
-	if a, ok := t.cached(hash, now); ok {
+	if a, stale, ok := t.cached(hash, now); ok {
+		if stale {
+			t.lookups.DoChan(hash, func() (any, error) { return t.lookup(ctx, hash) })
+		}
 		t.noteUse(a.TokenID, now)
 		return a, nil
 	}
+	ch := t.lookups.DoChan(hash, func() (any, error) { return t.lookup(ctx, hash) })
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return Actor{}, r.Err
+		}
+		a := r.Val.(Actor)
+		t.noteUse(a.TokenID, now)
+		return a, nil
+	case <-ctx.Done():
+		return Actor{}, ctx.Err()
+	}
+}
+
+// tokenLookupTimeout bounds a token's lookup, which outlives the request
+// that started it when others share it.
+const tokenLookupTimeout = 10 * time.Second
+
+// lookup reads the token's actor from the database and caches it; a token
+// no longer live leaves the cache.
+func (t *Tokens) lookup(ctx context.Context, hash string) (Actor, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tokenLookupTimeout)
+	defer cancel()
+	now := t.now()
 	db := t.db.WithContext(ctx)
 	tok, err := models.LiveTokenByHash(db, hash, now)
 	if errors.Is(err, gorm.ErrRecordNotFound) {
+		t.drop(hash)
 		return Actor{}, errUnauthenticated
 	}
 	if err != nil {
@@ -43,39 +78,49 @@ func (t *Tokens) Authenticate(ctx context.Context, token string) (Actor, error) 
 		a.StoreIDs = stores[tok.ID]
 	}
 	t.remember(hash, a, tok.ExpiresAt, now)
-	t.noteUse(a.TokenID, now)
 	return a, nil
 }
 
-func (t *Tokens) cached(hash string, now time.Time) (Actor, bool) {
+// cached returns the token's cached actor, and whether it is due for a
+// lookup ahead of its expiry.
+func (t *Tokens) cached(hash string, now time.Time) (a Actor, stale, ok bool) {
 	if t.ttl <= 0 {
-		return Actor{}, false
+		return Actor{}, false, false
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	c, ok := t.cache[hash]
 	if !ok || !now.Before(c.expires) {
-		return Actor{}, false
+		return Actor{}, false, false
 	}
-	return c.actor, true
+	return c.actor, !c.refresh.IsZero() && !now.Before(c.refresh), true
 }
 
 // remember caches an actor for the TTL, or until its token expires if that
-// is sooner.
+// is sooner. An entry that lasts the whole TTL is due for a lookup ahead of
+// its expiry after four fifths of it; one that ends with its token is not.
 func (t *Tokens) remember(hash string, a Actor, tokenExpires *time.Time, now time.Time) {
 	if t.ttl <= 0 {
 		return
 	}
 	until := now.Add(t.ttl)
+	refresh := now.Add(t.ttl * 4 / 5)
 	if tokenExpires != nil && tokenExpires.Before(until) {
-		until = *tokenExpires
+		until, refresh = *tokenExpires, time.Time{}
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.cache == nil || len(t.cache) >= maxCachedTokens {
 		t.cache = make(map[string]cachedActor)
 	}
-	t.cache[hash] = cachedActor{actor: a, expires: until}
+	t.cache[hash] = cachedActor{actor: a, expires: until, refresh: refresh}
+}
+
+// drop removes a token's entry from the cache.
+func (t *Tokens) drop(hash string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.cache, hash)
 }
 
 func (t *Tokens) forget(tokenID int64) {

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
 	"gorm.io/gorm"
 
 	"coupond/models"
@@ -30,6 +31,9 @@ type Tokens struct {
 	ttl   time.Duration
 	mu    sync.Mutex
 	cache map[string]cachedActor
+	// lookups shares one lookup of a token among the requests that need
+	// it at once (Authenticate).
+	lookups singleflight.Group
 	// used is when this process last had a token's use recorded, by token id.
 	used map[int64]time.Time
 	// usageWriters bounds the background writes of last_used_at in flight.
@@ -44,6 +48,9 @@ func newTokens(db *gorm.DB, o Options, audit *Audit) *Tokens {
 type cachedActor struct {
 	actor   Actor
 	expires time.Time
+	// refresh is when the token is looked up again ahead of expires (zero:
+	// never, the entry ends with its token).
+	refresh time.Time
 }
 
 // maxCachedTokens bounds the token cache and the record of recent uses; past

@@ -2,7 +2,9 @@ package services_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -246,6 +248,60 @@ func TestTokensStayInTheirMerchant(t *testing.T) {
 		must(t, err)
 		if len(pageA.Items) != 2 { // clerkA and finance
 			t.Fatalf("A lists %d tokens", len(pageA.Items))
+		}
+	})
+}
+
+// TestTokenLookupsShared counts the database lookups of a clerk's token
+// (its row, then its stores) while fifty requests authenticate at once:
+// those that miss the cache together share one lookup, and a cached token
+// is looked up again in the background after four fifths of its TTL, so
+// that the requests after the TTL are still answered from the cache.
+func TestTokenLookupsShared(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		const ttl = 10 * time.Second
+		var lookups atomic.Int64
+		must(t, db.Callback().Query().After("gorm:query").Register("test:token_lookups", func(tx *gorm.DB) {
+			if tx.Statement.Table == "api_tokens" {
+				lookups.Add(1)
+			}
+		}))
+		w := newWorldWith(t, db, false, func(o *services.Options) { o.TokenCacheTTL = ttl })
+		ctx := context.Background()
+		clerk, err := w.svc.Tokens.CreateAs(ctx, w.admin, services.CreateTokenInput{Role: models.RoleClerk,
+			StoreIDs: []int64{w.storeA.ID}})
+		must(t, err)
+		all := func() {
+			t.Helper()
+			var wg sync.WaitGroup
+			errs := make(chan error, 50)
+			for range 50 {
+				wg.Go(func() {
+					a, err := w.svc.Tokens.Authenticate(ctx, clerk.Secret)
+					if err == nil && (a.TokenID != clerk.Token.ID || len(a.StoreIDs) != 1) {
+						err = fmt.Errorf("authenticated as %+v", a)
+					}
+					errs <- err
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				must(t, err)
+			}
+		}
+		lookups.Store(0)
+		all()
+		if n := lookups.Load(); n != 1 {
+			t.Fatalf("%d lookups of the token by fifty requests at once, want 1", n)
+		}
+		w.clock.Advance(ttl * 4 / 5)
+		all()
+		waitFor(t, "no lookup ahead of the cache's expiry", func() bool { return lookups.Load() == 2 })
+		w.clock.Advance(ttl / 2)
+		all()
+		if n := lookups.Load(); n != 2 {
+			t.Fatalf("%d lookups after the first entry's TTL, want 2 (the second entry answers)", n)
 		}
 	})
 }
