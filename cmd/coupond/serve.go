@@ -55,6 +55,7 @@ type serveConfig struct {
 	debugAddr            string
 	maxInflight          int
 	inflightWait         time.Duration
+	maxHTTPConns         int
 	redisURL             string
 	readURLs             []string
 	readMaxLag           time.Duration
@@ -100,6 +101,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	grace := fs.Duration("shutdown-grace", 20*time.Second, "how long to drain requests on shutdown")
 	maxInflight := fs.Int("max-inflight", 512, "GraphQL requests served at once; as many more wait for a slot up to --max-inflight-wait, then get 503 OVERLOADED (0: no limit)")
 	inflightWait := fs.Duration("max-inflight-wait", time.Second, "how long a GraphQL request over --max-inflight waits for a slot before 503 OVERLOADED")
+	maxHTTPConns := fs.Int("max-http-conns", 2048, "client connections held open at once; more wait to be accepted, and at the limit idle ones are closed (0: no limit)")
 	redisURL := fs.String("redis-url", "", "Redis shared by the replicas, e.g. redis://127.0.0.1:6379/0: answers duplicate request ids and hot coupons' scans before the database (off when empty; the database decides either way)")
 	allowPrivate := fs.Bool("allow-private-webhooks", false, "accept webhook endpoints on loopback, private and link-local addresses (on-premise installs, tests); refused otherwise")
 	whConcurrency := fs.Int("webhook-concurrency", services.DefaultWebhookConcurrency, "webhook attempts in flight at once per endpoint in this process")
@@ -120,7 +122,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		limitTokenRPS: *tokenRPS, limitStoreRPS: *storeRPS, limitLookups: *lookups, maxConns: *maxConns,
 		limitCustomerRPS: *customerRPS, limitCustomerLookups: *customerLookups,
 		logLevel: *level, shutdownGrace: *grace, tokenCacheTTL: *tokenTTL, debugAddr: *debugAddr,
-		maxInflight: *maxInflight, inflightWait: *inflightWait, redisURL: *redisURL, readURLs: *readURLs, readMaxLag: *readMaxLag, queryExecMode: *execMode,
+		maxInflight: *maxInflight, inflightWait: *inflightWait, maxHTTPConns: *maxHTTPConns, redisURL: *redisURL, readURLs: *readURLs, readMaxLag: *readMaxLag, queryExecMode: *execMode,
 		otlpEndpoint: *otlp, otlpRatio: *otlpRatio, optionHooks: hooks,
 		allowPrivateWebhooks: *allowPrivate, webhookConcurrency: *whConcurrency}
 	if c.webhookConcurrency < 1 {
@@ -132,8 +134,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if c.queryExecMode != "" && !slices.Contains(models.QueryExecModes, c.queryExecMode) {
 		return fmt.Errorf("--query-exec-mode %q: want one of %s", c.queryExecMode, strings.Join(models.QueryExecModes, ", "))
 	}
-	if c.maxInflight < 0 || c.inflightWait < 0 {
-		return errors.New("--max-inflight and --max-inflight-wait must not be negative")
+	if c.maxInflight < 0 || c.inflightWait < 0 || c.maxHTTPConns < 0 {
+		return errors.New("--max-inflight, --max-inflight-wait and --max-http-conns must not be negative")
 	}
 	return serve(ctx, c, stdout, newLogger(stderr, c.logLevel))
 }
@@ -268,9 +270,12 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", c.addr, err)
 	}
+	conns := &connLimit{max: c.maxHTTPConns, log: log}
+	ln = conns.listen(ln)
 	srv := &http.Server{Handler: withTraceContext(withRequestID(mux)), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 5 * time.Minute, IdleTimeout: 120 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		ConnState: m.connState}
+		ConnState: conns.connState(m.connState)}
+	conns.srv = srv
 	log.Info("coupond serving", "addr", ln.Addr().String(), "database", string(models.DialectOf(c.databaseURL)), "jobs", c.jobs)
 	fmt.Fprintf(stdout, "coupond listening on http://%s (console /, GraphQL /graphql)\n", displayAddr(ln.Addr()))
 	errc := make(chan error, 1)
