@@ -114,13 +114,18 @@ func Probe(ctx context.Context, cfg ProbeConfig) (string, error) {
 	profErr := make(chan error, 1)
 	go func() { profErr <- fx.Server.CPUProfile(ctx, cfg.Duration-time.Second, profPath) }()
 	prof := startProfiler(ctx, fx, env)
+	var sm *harness.Sampler
 	if cfg.Sample {
-		sm := harness.StartSampler(fx.Server, 200*time.Millisecond)
-		defer sm.Stop()
+		sm = harness.StartSampler(fx.Server, 200*time.Millisecond)
 	}
 	host0 := harness.ReadHostCPU()
 	recs := load.Run(ctx, load.Attack{Name: "probe", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: cfg.Rate},
 		Duration: cfg.Duration, MaxOps: int(cfg.Rate * cfg.Duration.Seconds()), Next: next})
+	sampled := ""
+	if sm != nil {
+		r := sm.Stop()
+		sampled = fmt.Sprintf("server peaks during the load: RSS %.0f MB, %.0f goroutines, %.0f HTTP connections\n", r.RSSMB, r.Goroutines, r.Conns)
+	}
 	drain := ""
 	if rcv != nil {
 		t0 := time.Now()
@@ -141,7 +146,7 @@ func Probe(ctx context.Context, cfg ProbeConfig) (string, error) {
 	st := load.Summarise(recs, nil)
 	out := fmt.Sprintf("rate %.0f/s: ops %d ok %d fail %d unknown %d; p50 %.1f p95 %.1f p99 %.1f p99.9 %.1f max %.1f ms; ok/s %.0f\n",
 		cfg.Rate, st.Ops, st.OK, st.Fail, st.Unknown, st.P50, st.P95, st.P99, st.P999, st.Max, st.OKPerSec)
-	out += drain
+	out += sampled + drain
 	out += fmt.Sprintf("CPU seconds (load and drain): %v\nhost CPU: idle %.1f%%, steal %.1f%%\nwait events: %v\n", cpu, host.IdlePct, host.StealPct, waits)
 	out += "p50/p99 ms by second of intended send:"
 	for _, w := range windows(recs) {

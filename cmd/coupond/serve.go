@@ -101,7 +101,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	grace := fs.Duration("shutdown-grace", 20*time.Second, "how long to drain requests on shutdown")
 	maxInflight := fs.Int("max-inflight", 512, "GraphQL requests served at once; as many more wait for a slot up to --max-inflight-wait, then get 503 OVERLOADED (0: no limit)")
 	inflightWait := fs.Duration("max-inflight-wait", time.Second, "how long a GraphQL request over --max-inflight waits for a slot before 503 OVERLOADED")
-	maxHTTPConns := fs.Int("max-http-conns", 2048, "client connections held open at once; more wait to be accepted, and at the limit idle ones are closed (0: no limit)")
+	maxHTTPConns := fs.Int("max-http-conns", 1024, "client connections held open at once (twice --max-inflight: the requests served and waiting); more wait to be accepted, and at the limit idle ones are closed (0: no limit)")
 	redisURL := fs.String("redis-url", "", "Redis shared by the replicas, e.g. redis://127.0.0.1:6379/0: answers duplicate request ids and hot coupons' scans before the database (off when empty; the database decides either way)")
 	allowPrivate := fs.Bool("allow-private-webhooks", false, "accept webhook endpoints on loopback, private and link-local addresses (on-premise installs, tests); refused otherwise")
 	whConcurrency := fs.Int("webhook-concurrency", services.DefaultWebhookConcurrency, "webhook attempts in flight at once per endpoint in this process")
