@@ -172,10 +172,10 @@ type ClaimedDelivery struct {
 // same coupon is still PENDING at the endpoint (so events of one coupon go
 // out in order). Only deliveries due from from on are looked at: the
 // endpoint's floor (PendingFloors), or the zero time for all. Of any number
-// of workers on any number of replicas exactly
-// one claims each attempt: the claim is one conditional update (with SKIP
-// LOCKED on PostgreSQL), and an attempt in flight holds its lease until
-// FinishAttempts or until the lease runs out (the worker died).
+// of workers on any number of replicas exactly one claims each attempt: the
+// claim is one conditional update (with SKIP LOCKED on PostgreSQL), and an
+// attempt in flight holds its lease until FinishAttempts or until the lease
+// runs out (the worker died).
 //
 // On PostgreSQL the events are read in the claim's statement. On SQLite,
 // where an UPDATE cannot be a part of a WITH and its RETURNING cannot name

@@ -116,7 +116,7 @@ type DeliveryStats struct {
 // Standard Webhooks. Every replica with jobs runs one.
 //
 // How it keeps up: it finds the endpoints with due deliveries (one query,
-// every Poll), and claims each endpoint's due deliveries in one statement,
+// every Poll, from each endpoint's floor on: see readFloors), and claims each endpoint's due deliveries in one statement,
 // up to claimAhead times the endpoint's slots in this process
 // (models.ClaimDeliveries: a conditional update, SKIP LOCKED on PostgreSQL,
 // so replicas claiming at once take different rows and no attempt is sent
