@@ -3,9 +3,11 @@ package perf
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"sync/atomic"
@@ -119,6 +121,7 @@ func Probe(ctx context.Context, cfg ProbeConfig) (string, error) {
 		sm = harness.StartSampler(fx.Server, 200*time.Millisecond)
 	}
 	host0 := harness.ReadHostCPU()
+	wal0, tables0 := readWAL(ctx, fx), tableWrites(ctx, fx)
 	recs := load.Run(ctx, load.Attack{Name: "probe", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: cfg.Rate},
 		Duration: cfg.Duration, MaxOps: int(cfg.Rate * cfg.Duration.Seconds()), Next: next})
 	sampled := ""
@@ -138,6 +141,8 @@ func Probe(ctx context.Context, cfg ProbeConfig) (string, error) {
 			time.Since(t0).Round(10*time.Millisecond), n, ms(p50), ms(p99), rcv.BadSignatures())
 	}
 	host := harness.ReadHostCPU().Since(host0)
+	time.Sleep(1500 * time.Millisecond) // the statistics reach the views within a second
+	wal1, tables1 := readWAL(ctx, fx), tableWrites(ctx, fx)
 	allocPath := filepath.Join(env.Dir, "probe.allocs.pprof")
 	if err := fx.Server.SaveProfile(ctx, "allocs", allocPath); err != nil {
 		cfg.Log("no allocation profile: %v", err)
@@ -156,6 +161,19 @@ func Probe(ctx context.Context, cfg ProbeConfig) (string, error) {
 
 	out += slowest(recs, 12)
 	if st.OK > 0 {
+		n := float64(st.OK)
+		out += fmt.Sprintf("WAL per redemption (load and drain): %.1f records, %.2f full pages, %.0f bytes\n",
+			(wal1.Records-wal0.Records)/n, (wal1.FPI-wal0.FPI)/n, (wal1.Bytes-wal0.Bytes)/n)
+		out += "table writes per redemption (inserts, updates, of them in place):"
+		for _, t := range slices.Sorted(maps.Keys(tables1)) {
+			w, w0 := tables1[t], tables0[t]
+			if ins, upd, hot := w[0]-w0[0], w[1]-w0[1], w[2]-w0[2]; ins+upd > 0 {
+				out += fmt.Sprintf(" %s %.2f/%.2f/%.2f;", t, float64(ins)/n, float64(upd)/n, float64(hot)/n)
+			}
+		}
+		out += "\n"
+	}
+	if st.OK > 0 {
 		out += fmt.Sprintf("server CPU per redemption: %.2f ms\n", cpu["coupond server"]*1000/float64(st.OK))
 	}
 	if err := <-profErr; err != nil {
@@ -166,6 +184,25 @@ func Probe(ctx context.Context, cfg ProbeConfig) (string, error) {
 		return out, err
 	}
 	return out + "\n" + top, nil
+}
+
+// tableWrites reads each table's rows inserted, updated, and updated in
+// place (heap-only), by table name.
+func tableWrites(ctx context.Context, fx *harness.Fixture) map[string][3]int64 {
+	out := map[string][3]int64{}
+	rows, err := fx.Pool.Query(ctx, "SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables")
+	if err != nil {
+		return out
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t string
+		var w [3]int64
+		if rows.Scan(&t, &w[0], &w[1], &w[2]) == nil {
+			out[t] = w
+		}
+	}
+	return out
 }
 
 // slowest lists the n slowest requests by latency from the intended send,
