@@ -234,12 +234,12 @@ func LineOf(r *Redemptions, merchantID int64, code string) (open bool, waiting i
 // HoldGate takes every slot of r's redemption gate, so redemptions wait
 // before touching the database, until release is called.
 func HoldGate(r *Redemptions) (release func()) {
-	for range cap(r.gate) {
-		r.gate <- struct{}{}
+	for range cap(r.gate.slots) {
+		r.gate.slots <- struct{}{}
 	}
 	return func() {
-		for range cap(r.gate) {
-			<-r.gate
+		for range cap(r.gate.slots) {
+			<-r.gate.slots
 		}
 	}
 }

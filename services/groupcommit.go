@@ -33,6 +33,8 @@ type groupCommit struct {
 	db *gorm.DB
 	// max bounds a batch.
 	max int
+	// tills hears of every request that waits for a batch.
+	tills *tills
 
 	mu      sync.Mutex
 	queue   []*groupReq
@@ -52,7 +54,9 @@ var errLead = errors.New("lead the next batch")
 // long.
 const groupCommitMax = 64
 
-func newGroupCommit(db *gorm.DB) *groupCommit { return &groupCommit{db: db, max: groupCommitMax} }
+func newGroupCommit(db *gorm.DB, t *tills) *groupCommit {
+	return &groupCommit{db: db, max: groupCommitMax, tills: t}
+}
 
 // run runs fn inside a transaction shared with concurrent callers and
 // returns fn's error, or the commit's. It returns only after the commit, so
@@ -61,10 +65,15 @@ func newGroupCommit(db *gorm.DB) *groupCommit { return &groupCommit{db: db, max:
 func (g *groupCommit) run(ctx context.Context, fn func(tx *gorm.DB) error) error {
 	r := &groupReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	g.mu.Lock()
+	behind := len(g.queue) >= g.max
 	g.queue = append(g.queue, r)
 	lead := !g.leading
 	g.leading = true
 	g.mu.Unlock()
+	if behind {
+		// More wait than the next batch takes.
+		g.tills.waited()
+	}
 	for {
 		if lead {
 			g.lead()

@@ -22,7 +22,7 @@ func TestGroupCommitSharesOneCommitAndIsolatesFailures(t *testing.T) {
 	if err := db.Exec("CREATE TABLE gc_probe (n INTEGER PRIMARY KEY)").Error; err != nil {
 		t.Fatal(err)
 	}
-	g := newGroupCommit(db)
+	g := newGroupCommit(db, nil)
 	const n = 50
 	release := make(chan struct{})
 	first := make(chan struct{})
@@ -111,7 +111,7 @@ func TestGroupCommitCancelPanicAndCommitFailure(t *testing.T) {
 	if err := db.Exec("CREATE TABLE gc_probe (n INTEGER PRIMARY KEY)").Error; err != nil {
 		t.Fatal(err)
 	}
-	g := newGroupCommit(db)
+	g := newGroupCommit(db, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	ran := false

@@ -43,8 +43,9 @@ import (
 // that finishes hands the next batch to the oldest request waiting, so no
 // request serves others for longer than one batch.
 type pipeline struct {
-	db   *gorm.DB
-	gate gate
+	db    *gorm.DB
+	gate  *gate
+	tills *tills
 	// lanes bounds the batches in flight, max the statements in one.
 	lanes, max int
 
@@ -82,8 +83,8 @@ const (
 	pipelineMax   = 16
 )
 
-func newPipeline(db *gorm.DB, g gate) *pipeline {
-	return &pipeline{db: db, gate: g, lanes: pipelineLanes, max: pipelineMax}
+func newPipeline(db *gorm.DB, g *gate, t *tills) *pipeline {
+	return &pipeline{db: db, gate: g, tills: t, lanes: pipelineLanes, max: pipelineMax}
 }
 
 // redeem runs models.RedeemOnce for the call, in a batch with concurrent
@@ -99,8 +100,14 @@ func (p *pipeline) redeem(ctx context.Context, a models.ReserveArgs, flow *model
 		p.lead([]*onceReq{r})
 		return r.call.Taken, r.err
 	}
+	behind := len(p.queue) >= p.max
 	p.queue = append(p.queue, r)
 	p.mu.Unlock()
+	if behind {
+		// More wait than the next batch takes: the requests come faster
+		// than the lanes serve them.
+		p.tills.waited()
+	}
 	var w wakeUp
 	select {
 	case w = <-r.wake:

@@ -76,7 +76,7 @@ func (w *pipelineWorld) redeem(ctx context.Context, code, requestID string) (*mo
 // meanwhile, if given, runs while they are queued.
 func (w *pipelineWorld) queueBehindOne(first func(), rest []func(), meanwhile ...func()) {
 	w.t.Helper()
-	g := w.svc.Redemptions.gate
+	g := w.svc.Redemptions.gate.slots
 	for range cap(g) {
 		g <- struct{}{}
 	}
@@ -283,5 +283,55 @@ func TestRedeemOnceAllSameCouponTwice(t *testing.T) {
 	}
 	if got := w.count("orders", "redeem_no = 'RD-2'"); got != 0 {
 		t.Fatalf("%d orders for the statement that found the coupon taken", got)
+	}
+}
+
+// Requests that wait for the batch under way are how the pipeline batches,
+// not a sign that the tills fall behind: Waiting stays false while the
+// queue fits in the next batch, and turns true once a request queues behind
+// a full one. The first request waits at the gate the test holds, a sign of
+// its own, which is forgotten before the queue forms.
+func TestPipelineWaitingOnlyBehindAFullBatch(t *testing.T) {
+	w := newPipelineWorld(t, 8)
+	w.p.lanes, w.p.max = 1, 4
+	tills := w.svc.Redemptions.tills
+	g := w.svc.Redemptions.gate.slots
+	for range cap(g) {
+		g <- struct{}{}
+	}
+	errs := make([]error, w.p.max+2)
+	var wg sync.WaitGroup
+	redeem := func(i int) {
+		wg.Go(func() { _, errs[i] = w.redeem(context.Background(), w.codes[i], fmt.Sprintf("wait-%d", i)) })
+	}
+	redeem(0)
+	deadline := time.Now().Add(10 * time.Second)
+	for tills.queued.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the first request never waited at the gate")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	tills.queued.Store(0)
+	for i := 1; i <= w.p.max; i++ {
+		redeem(i)
+		w.waitQueue(i, nil)
+	}
+	if w.svc.Redemptions.Waiting() {
+		t.Error("Waiting with a queue that fits in the next batch")
+	}
+	redeem(w.p.max + 1)
+	w.waitQueue(w.p.max+1, nil)
+	if !w.svc.Redemptions.Waiting() {
+		t.Error("not Waiting with a request queued behind a full batch")
+	}
+	for range cap(g) {
+		<-g
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("redemption %d: %v", i, err)
+		}
 	}
 }

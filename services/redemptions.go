@@ -38,7 +38,7 @@ type Redemptions struct {
 	campaigns   *Campaigns
 	adapter     adapter
 	limits      *rateLimits
-	gate        gate
+	gate        *gate
 	// oneShot takes the coupon of a one-shot redemption; reserve takes the
 	// coupon of a two-phase one and leaves it REDEEMING.
 	oneShot, reserve taker
@@ -84,19 +84,19 @@ type hooks struct {
 func newRedemptions(db *gorm.DB, o Options, campaigns *Campaigns, t *tills) *Redemptions {
 	s := &Redemptions{db: db, tills: t, now: o.Now, holdTimeout: o.HoldTimeout, campaigns: campaigns,
 		adapter: adapter{Fulfiller: o.Fulfiller, timeout: o.FulfilTimeout}, limits: newRateLimits(o.Limits, o.Now),
-		gate: newGate(db), hooks: hooks{log: o.Logger, observe: o.OnRedemption, crash: o.CrashPoint},
+		gate: newGate(db, t), hooks: hooks{log: o.Logger, observe: o.OnRedemption, crash: o.CrashPoint},
 		tracer: o.TracerProvider.Tracer("coupond/services"), days: &merchantDays{db: db}}
 	// On SQLite, whose one writer runs transactions one at a time anyway,
 	// concurrent takes share a transaction and its commit (groupCommit).
 	var group *groupCommit
 	if models.DialectOfDB(db) == models.SQLite {
-		group = newGroupCommit(db)
+		group = newGroupCommit(db, t)
 	}
 	s.reserve = txTake{s: s, group: group}
 	switch f := o.Fulfiller.(type) {
 	case orderTable:
 		if models.RedeemOnceSupported(db) {
-			s.oneShot = statementTake{s: s, pipeline: newPipeline(db, s.gate), counting: txTake{s: s, complete: f}}
+			s.oneShot = statementTake{s: s, pipeline: newPipeline(db, s.gate, t), counting: txTake{s: s, complete: f}}
 		} else {
 			s.oneShot = txTake{s: s, complete: f, group: group}
 		}
@@ -360,6 +360,13 @@ func (s *Redemptions) observed(op models.Operation, start time.Time, flow *model
 	}
 	s.hooks.observe(op, outcome, time.Since(start))
 }
+
+// Waiting reports whether a redemption request of this process had to wait
+// for the database in the last quarter of a second behind more than one
+// batch, or for a connection (tills.waited). Background work
+// that shares the database gives way to the tills while it does (the
+// webhook Deliverer's Yield).
+func (s *Redemptions) Waiting() bool { return s.tills.queuedWithin(tillsQueuedFor) }
 
 // RedisStats counts what the Redis front did; all zero without Redis.
 func (s *Redemptions) RedisStats() RedisStats { return s.front.stats() }

@@ -111,28 +111,38 @@ func (s *Redemptions) finishTx(tx *gorm.DB, actor Actor, flow *models.Redemption
 // once as the pool has connections. database/sql hands a freed connection to
 // a random waiter, so under overload without the gate some requests wait far
 // longer than others; with it the queue is fair and forms in front of the
-// database rather than inside it. A nil gate admits everyone at once.
-type gate chan struct{}
+// database rather than inside it. A nil gate admits everyone at once. A
+// request that has to wait tells the tills (tills.waited), for the
+// background work that gives way to them.
+type gate struct {
+	slots chan struct{}
+	tills *tills
+}
 
 // newGate sizes the gate to db's connection pool.
-func newGate(db *gorm.DB) gate {
+func newGate(db *gorm.DB, t *tills) *gate {
 	sqlDB, err := db.DB()
 	if err != nil || sqlDB.Stats().MaxOpenConnections <= 0 {
 		return nil
 	}
-	return make(gate, sqlDB.Stats().MaxOpenConnections)
+	return &gate{slots: make(chan struct{}, sqlDB.Stats().MaxOpenConnections), tills: t}
 }
 
 // run runs fn once the gate admits it, or fails when ctx ends first.
-func (g gate) run(ctx context.Context, fn func() error) error {
+func (g *gate) run(ctx context.Context, fn func() error) error {
 	if g == nil {
 		return fn()
 	}
 	select {
-	case g <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
+	case g.slots <- struct{}{}:
+	default:
+		g.tills.waited()
+		select {
+		case g.slots <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
-	defer func() { <-g }()
+	defer func() { <-g.slots }()
 	return fn()
 }

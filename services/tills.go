@@ -15,10 +15,34 @@ import (
 // how the process shares its cores, not business time.
 type tills struct {
 	last atomic.Int64
+	// queued is when a redemption request last had to wait for the
+	// database (waited).
+	queued atomic.Int64
 }
 
 // tillsQuiet is how long after the last redemption the tills count as quiet.
 const tillsQuiet = 250 * time.Millisecond
+
+// tillsQueuedFor is how long after a redemption request last waited for the
+// database the tills count as queued (Redemptions.Waiting).
+const tillsQueuedFor = 250 * time.Millisecond
+
+// waited notes that a redemption request had to wait for the database now
+// for longer than the next batch: more requests were queued than the next
+// batch of the pipeline (or of SQLite's group commit) takes, or every slot
+// of the gate was taken. Waiting for a batch under way is how batching
+// works; waiting behind a full one means the tills fall behind.
+func (t *tills) waited() {
+	if t != nil {
+		t.queued.Store(time.Now().UnixNano())
+	}
+}
+
+// queuedWithin reports whether a redemption request waited for the
+// database within d.
+func (t *tills) queuedWithin(d time.Duration) bool {
+	return t != nil && time.Since(time.Unix(0, t.queued.Load())) < d
+}
 
 // served notes a redemption request answered now.
 func (t *tills) served() {

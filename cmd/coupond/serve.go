@@ -229,8 +229,10 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 		// Webhook delivery runs wherever jobs do: every attempt is claimed by a
 		// conditional update, so replicas share the work without sending one
 		// attempt twice.
+		// Delivery gives way to this process's redemptions while they wait
+		// for the database.
 		d := services.NewDeliverer(db, time.Now, log, services.DelivererOptions{Concurrency: c.webhookConcurrency,
-			AllowPrivate: c.allowPrivateWebhooks})
+			AllowPrivate: c.allowPrivateWebhooks, Yield: svc.Redemptions.Waiting})
 		m.deliverer.Store(d)
 		go func() { defer close(delivered); d.Run(deliverCtx) }()
 	} else {
