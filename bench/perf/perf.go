@@ -157,8 +157,9 @@ type Result struct {
 	// RampKnee is where the ramp's one-second windows broke down; Knee is the
 	// sustained knee: the highest rate at which a constant run of
 	// KneeHoldSecs held p99 <= 100 ms without errors, stepping down from
-	// RampKnee by 10%, or up when RampKnee held at once. KneeSteps are the
-	// constant runs tried.
+	// RampKnee by 10%, or up when RampKnee held at once, then once halfway
+	// between the highest rate that held and the lowest above it that did
+	// not (kneeBracket). KneeSteps are the constant runs tried.
 	RampKnee     float64    `json:"ramp_knee_per_sec"`
 	Knee         float64    `json:"knee_per_sec"`
 	KneeReason   string     `json:"knee_reason"`
@@ -563,7 +564,36 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			rate = math.Round(rate * 0.9)
 		}
 	}
-	if up && heldRun != nil {
+	// The steps are 10% apart, so the knee found may be up to a tenth below
+	// the highest rate the server sustains: when a rate held and the step
+	// above it did not, one more run halfway between them tells which half
+	// the knee is in, and the report says the knee within 5%.
+	if lo, hi := kneeBracket(res.KneeSteps); lo > 0 && hi > lo*1.06 {
+		if err := settle(ctx, fx); err != nil {
+			return nil, err
+		}
+		rate := math.Round((lo + hi) / 2)
+		warmUp(rate, "warm-mid-")
+		s, err := constantRun("constant at the knee", rate, true)
+		if err != nil {
+			return nil, err
+		}
+		held := s.Stats.P99 <= 100 && s.Stats.ErrorRate == 0 && s.Stats.Unknown == 0
+		res.KneeSteps = append(res.KneeSteps, KneeStep{Rate: rate, P99: s.Stats.P99, ErrorRate: s.Stats.ErrorRate, Held: held})
+		if held {
+			res.Scenarios[heldRun.at].Name = fmt.Sprintf("knee step: %.0f/s held", res.Knee)
+			res.Knee = rate
+			heldRun = &kneeEvidence{wal: res.WALAtKnee, waits: res.WaitEvents, cpu: res.CPU, profile: res.Profile,
+				at: len(res.Scenarios)}
+		} else {
+			s.Name = fmt.Sprintf("knee step halfway: %.0f/s did not hold", rate)
+			s.Extra["held"] = false
+		}
+		if err := audit(&s); err != nil {
+			return nil, err
+		}
+	}
+	if heldRun != nil {
 		// The evidence at the knee is the held run's, not a later step's.
 		res.WALAtKnee, res.WaitEvents, res.CPU, res.Profile = heldRun.wal, heldRun.waits, heldRun.cpu, heldRun.profile
 	}
@@ -967,6 +997,25 @@ AND NOT EXISTS (SELECT 1 FROM refund_flows r WHERE r.redemption_id = f.id)`)
 // and the report says how busy it was.
 // floorScenario names the burst of pings.
 const floorScenario = "floor: 1,000 concurrent `{ __typename }` queries (no database)"
+
+// kneeBracket returns the highest rate that held among steps and the
+// lowest rate above it that did not; either is 0 when there is none.
+func kneeBracket(steps []KneeStep) (held, failed float64) {
+	for _, st := range steps {
+		if st.Held && st.Rate > held {
+			held = st.Rate
+		}
+	}
+	for _, st := range steps {
+		if !st.Held && st.Rate > held && (failed == 0 || st.Rate < failed) {
+			failed = st.Rate
+		}
+	}
+	if held == 0 {
+		return 0, 0
+	}
+	return held, failed
+}
 
 // readWAL reads the cluster's WAL counters (pg_stat_wal, PostgreSQL 14 and
 // later); zero when they cannot be read.

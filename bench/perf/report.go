@@ -63,7 +63,7 @@ func (r *Result) stepsOutOfCPU() string {
 	for i := range r.Scenarios {
 		s := &r.Scenarios[i]
 		c := cpuOf(s)
-		if !strings.HasPrefix(s.Name, "knee step-") || !strings.HasSuffix(s.Name, "did not hold") || c == nil {
+		if !strings.HasPrefix(s.Name, "knee step") || !strings.HasSuffix(s.Name, "did not hold") || c == nil {
 			continue
 		}
 		avail := 2 * nz(s.Stats.Seconds)
@@ -344,7 +344,8 @@ func (r *Result) Markdown(command string) string {
 	}
 	p("\nThe knee is sustained: the ramp's one-second windows broke down at %.0f/s (%s); from there the harness steps down "+
 		"by 10%% until a %.0f s constant run holds p99 ≤ 100 ms with no errors or, when the ramp's rate holds at once, up by "+
-		"10%% until a run does not, and reports the highest rate that held%s.\n\n", r.RampKnee, r.KneeReason, r.KneeHoldSecs,
+		"10%% until a run does not, then tries once halfway between the highest rate that held and the step above it that "+
+		"did not, and reports the highest rate that held%s.\n\n", r.RampKnee, r.KneeReason, r.KneeHoldSecs,
 		map[bool]string{true: "", false: " (no step held in this run: the knee reported is the last rate tried)"}[len(r.KneeSteps) == 0 || r.kneeHeld()])
 	p("| constant run | p99 ms | error rate | held |\n|---|---|---|---|\n")
 	for _, st := range r.KneeSteps {

@@ -174,3 +174,28 @@ func TestReportTailSplit(t *testing.T) {
 		t.Fatalf("a run without CPU figures gave %q", got)
 	}
 }
+
+// The knee's halfway step goes between the highest rate that held and the
+// lowest rate above it that did not, whichever way the steps went.
+func TestKneeBracket(t *testing.T) {
+	step := func(rate float64, held bool) KneeStep { return KneeStep{Rate: rate, Held: held} }
+	tests := []struct {
+		name         string
+		steps        []KneeStep
+		held, failed float64
+	}{
+		{"down", []KneeStep{step(3457, false), step(3111, false), step(2800, true)}, 2800, 3111},
+		{"up", []KneeStep{step(2000, true), step(2200, true), step(2420, false)}, 2200, 2420},
+		{"halfway held", []KneeStep{step(3111, false), step(2800, true), step(2956, true)}, 2956, 3111},
+		{"nothing held", []KneeStep{step(3000, false), step(2700, false)}, 0, 0},
+		{"nothing above", []KneeStep{step(3000, true)}, 3000, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			held, failed := kneeBracket(tt.steps)
+			if held != tt.held || failed != tt.failed {
+				t.Errorf("kneeBracket = %v, %v; want %v, %v", held, failed, tt.held, tt.failed)
+			}
+		})
+	}
+}
