@@ -201,3 +201,31 @@ func (f *Fixture) PendingDeliveries(ctx context.Context) (int, error) {
 	err := f.Pool.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE status = 'PENDING'`).Scan(&n)
 	return n, err
 }
+
+// PendingBreakdown says where the PENDING deliveries stand, for a drain that
+// did not finish: how many by attempts made, whether an attempt holds a
+// lease, when the next is due, and the last error of each group.
+func (f *Fixture) PendingBreakdown(ctx context.Context) string {
+	rows, err := f.Pool.Query(ctx, `SELECT attempts, lease_until > now() AS leased, count(*),
+  extract(epoch FROM min(next_attempt_at) - now())::float8, extract(epoch FROM max(next_attempt_at) - now())::float8,
+  COALESCE(max(last_error), '')
+FROM webhook_deliveries WHERE status = 'PENDING' GROUP BY 1, 2 ORDER BY 1, 2`)
+	if err != nil {
+		return err.Error()
+	}
+	defer rows.Close()
+	var parts []string
+	for rows.Next() {
+		var attempts, n int
+		var leased *bool
+		var first, last float64
+		var lastErr string
+		if err := rows.Scan(&attempts, &leased, &n, &first, &last, &lastErr); err != nil {
+			return err.Error()
+		}
+		parts = append(parts, fmt.Sprintf("%d after %d attempts (leased %v), due in %s to %s, last error %q",
+			n, attempts, leased != nil && *leased, time.Duration(first*float64(time.Second)).Round(time.Second),
+			time.Duration(last*float64(time.Second)).Round(time.Second), lastErr))
+	}
+	return strings.Join(parts, "; ")
+}

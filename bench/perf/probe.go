@@ -229,7 +229,7 @@ func drainDeliveries(ctx context.Context, fx *harness.Fixture, limit time.Durati
 			return err
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%d webhook deliveries still pending after %s", n, limit)
+			return fmt.Errorf("%d webhook deliveries still pending after %s: %s", n, limit, fx.PendingBreakdown(ctx))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
