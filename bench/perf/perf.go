@@ -518,15 +518,24 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		at      int // index of its scenario in res.Scenarios
 	}
 	var heldRun *kneeEvidence
-	up := false
-	for try, rate := 0, math.Max(res.RampKnee, 50); try < 14; try++ {
-		warmUp(rate, "warm-step-")
+	// kneeStep warms up at rate, runs the constant run of a step and
+	// records whether it held.
+	kneeStep := func(rate float64, warm string) (Scenario, bool, error) {
+		warmUp(rate, warm)
 		s, err := constantRun("constant at the knee", rate, true)
 		if err != nil {
-			return nil, err
+			return s, false, err
 		}
 		held := s.Stats.P99 <= 100 && s.Stats.ErrorRate == 0 && s.Stats.Unknown == 0
 		res.KneeSteps = append(res.KneeSteps, KneeStep{Rate: rate, P99: s.Stats.P99, ErrorRate: s.Stats.ErrorRate, Held: held})
+		return s, held, nil
+	}
+	up := false
+	for try, rate := 0, math.Max(res.RampKnee, 50); try < 14; try++ {
+		s, held, err := kneeStep(rate, "warm-step-")
+		if err != nil {
+			return nil, err
+		}
 		switch {
 		case held:
 			if heldRun != nil {
@@ -573,13 +582,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, err
 		}
 		rate := math.Round((lo + hi) / 2)
-		warmUp(rate, "warm-mid-")
-		s, err := constantRun("constant at the knee", rate, true)
+		s, held, err := kneeStep(rate, "warm-mid-")
 		if err != nil {
 			return nil, err
 		}
-		held := s.Stats.P99 <= 100 && s.Stats.ErrorRate == 0 && s.Stats.Unknown == 0
-		res.KneeSteps = append(res.KneeSteps, KneeStep{Rate: rate, P99: s.Stats.P99, ErrorRate: s.Stats.ErrorRate, Held: held})
 		if held {
 			res.Scenarios[heldRun.at].Name = fmt.Sprintf("knee step: %.0f/s held", res.Knee)
 			res.Knee = rate
