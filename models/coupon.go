@@ -276,6 +276,12 @@ type Expired struct {
 // again on the row itself), so each coupon ends REDEEMED or EXPIRED, never
 // both. A coupon held REDEEMING is left to compensation. A merchantID other
 // than 0 expires only that merchant's coupons.
+//
+// On PostgreSQL the coupons are picked FOR UPDATE SKIP LOCKED: a coupon a
+// redemption holds is left for the next run instead of waited for. A batch
+// of the redemption pipeline locks its coupons in code order and this
+// update in its own, so waiting could close a cycle (a deadlock, seen in
+// TestExpiryRacesRedemptions); never waiting cannot.
 func ExpireCoupons(tx *gorm.DB, merchantID int64, now time.Time, limit int) ([]Expired, error) {
 	pick := `SELECT id FROM coupons WHERE valid_to <= ? AND status = 'UNUSED'`
 	args := []any{now, now}
@@ -284,6 +290,9 @@ func ExpireCoupons(tx *gorm.DB, merchantID int64, now time.Time, limit int) ([]E
 		args = append(args, merchantID)
 	}
 	pick += ` ORDER BY valid_to, id LIMIT ?`
+	if DialectOfDB(tx) == Postgres {
+		pick += ` FOR UPDATE SKIP LOCKED`
+	}
 	args = append(args, limit, now)
 	var rows []Expired
 	err := tx.Raw(`UPDATE coupons SET status = 'EXPIRED', version = version + 1, updated_at = ?
