@@ -1,6 +1,7 @@
 package models
 
 import (
+	"reflect"
 	"regexp"
 	"strconv"
 	"testing"
@@ -24,5 +25,31 @@ func TestRedeemOnceStatementNamesEveryParameter(t *testing.T) {
 			t.Fatalf("parameter name %q empty or repeated in %v", n, names)
 		}
 		seen[n] = true
+	}
+}
+
+// A batch's calls for one coupon go into successive statements, in their
+// order, so each sees the one before it; calls for different coupons share
+// the first statement.
+func TestCouponRounds(t *testing.T) {
+	call := func(merchant int64, code string) *OnceCall {
+		return &OnceCall{Args: ReserveArgs{MerchantID: merchant, Code: code}}
+	}
+	tests := []struct {
+		name string
+		give []*OnceCall
+		want [][]int
+	}{
+		{"none", nil, nil},
+		{"all different", []*OnceCall{call(1, "A"), call(1, "B"), call(2, "A")}, [][]int{{0, 1, 2}}},
+		{"one coupon thrice", []*OnceCall{call(1, "A"), call(1, "B"), call(1, "A"), call(1, "A")}, [][]int{{0, 1}, {2}, {3}}},
+		{"two coupons twice", []*OnceCall{call(1, "A"), call(1, "A"), call(1, "B"), call(1, "B"), call(1, "C")}, [][]int{{0, 2, 4}, {1, 3}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := couponRounds(tt.give); !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("couponRounds = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

@@ -14,9 +14,9 @@ import (
 )
 
 // pipeline runs the one-statement redemptions (models.RedeemOnce) of
-// concurrent requests on PostgreSQL together, a few at a time: the
-// statements of the requests that queued up while the database was busy go
-// out as one pipeline and commit as one transaction (models.RedeemOnceAll).
+// concurrent requests on PostgreSQL together, a few at a time: the requests
+// that queued up while the database was busy go out as one statement over
+// all of them and commit as one transaction (models.RedeemOnceAll).
 //
 // PostgreSQL spends much of a one-statement transaction outside the
 // statement: the round trip, the transaction's start and its commit record,
@@ -24,9 +24,10 @@ import (
 // application's statement ran about twice as many redemptions a second in
 // pipelines of 8 from 2 connections as one per transaction from 8. Nothing
 // is given up for it:
-//   - every statement is RedeemOnce's, with its own conditional update, and
-//     the statements of a batch run one after the other, each seeing the work
-//     of those before it, as transactions one after the other would;
+//   - the batch's statement is RedeemOnce's over the requests' values, with
+//     its conditional update row by row, and requests of one coupon go into
+//     statements of their own, one after the other, each seeing the work of
+//     those before it, as transactions one after the other would;
 //   - no request is answered before the commit that holds its work returned,
 //     so an answered redemption is as durable as one committed alone;
 //   - a batch is all or nothing: when it fails (a repeated request id, a

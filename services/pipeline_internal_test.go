@@ -335,3 +335,60 @@ func TestPipelineWaitingOnlyBehindAFullBatch(t *testing.T) {
 		}
 	}
 }
+
+// A multi-use card named by three calls of one batch gives each its own
+// use, in the calls' order, as if each had run alone after the one before:
+// the calls go into successive statements of the batch's transaction.
+func TestRedeemOnceAllMultiUseCardThrice(t *testing.T) {
+	w := newPipelineWorld(t, 1)
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 4, 0, 0, 0, time.UTC)
+	var mid int64
+	if err := w.db.Raw("SELECT merchant_id FROM coupons WHERE code = ?", w.codes[0]).Scan(&mid).Error; err != nil {
+		t.Fatal(err)
+	}
+	uses := int64(3)
+	admin := SystemActor(mid)
+	c, err := w.svc.Campaigns.Create(ctx, admin, CreateCampaignInput{Name: "Three bowls", Type: models.CampaignCash, Value: 1000,
+		TotalQuantity: 10, ValidFrom: now.Add(-time.Hour), ValidTo: now.Add(24 * time.Hour), UsesPerCoupon: &uses})
+	if err != nil {
+		t.Fatal(err)
+	}
+	issued, err := w.svc.Campaigns.IssueCoupons(ctx, admin, IssueInput{CampaignID: c.ID, Count: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	card := issued.Codes[0]
+	hold := now.Add(time.Minute)
+	call := func(code, rn string) *models.OnceCall {
+		return &models.OnceCall{
+			Args: models.ReserveArgs{MerchantID: mid, Code: code, RedeemNo: rn, StoreID: w.store, OrderAmount: 5000,
+				Clock: models.ClockOf(now), Now: now},
+			Flow: &models.RedemptionFlow{MerchantID: mid, RedeemNo: rn, Operation: models.OpRedeem, RequestID: "r-" + rn,
+				Fingerprint: "fp", StoreID: w.store, OrderAmount: 5000, CreatedAt: now, UpdatedAt: now, HoldUntil: &hold},
+			Actor: "test",
+		}
+	}
+	calls := []*models.OnceCall{call(card, "RD-1"), call(w.codes[0], "RD-2"), call(card, "RD-3"), call(card, "RD-4"),
+		call(card, "RD-5")}
+	if err := models.RedeemOnceAll(w.db.WithContext(ctx), calls); err != nil {
+		t.Fatal(err)
+	}
+	want := []bool{true, true, true, true, false}
+	for i, c := range calls {
+		if c.Taken != want[i] {
+			t.Fatalf("call %d (%s) taken %t, want %t", i, c.Args.RedeemNo, c.Taken, want[i])
+		}
+	}
+	for i, c := range []*models.OnceCall{calls[0], calls[2], calls[3]} {
+		if c.Flow.UseNo != int64(i+1) {
+			t.Fatalf("%s: use %d, want %d", c.Args.RedeemNo, c.Flow.UseNo, i+1)
+		}
+	}
+	if calls[3].Flow.CouponAfter != models.CouponRedeemed || calls[2].Flow.CouponAfter != models.CouponUnused {
+		t.Fatalf("card after the third use %s, after the second %s", calls[3].Flow.CouponAfter, calls[2].Flow.CouponAfter)
+	}
+	if got := w.count("redemption_flows", "redeem_no IN ?", []string{"RD-1", "RD-3", "RD-4", "RD-5"}); got != 3 {
+		t.Fatalf("%d flows of the card, want 3", got)
+	}
+}
