@@ -392,3 +392,52 @@ func TestRedeemOnceAllMultiUseCardThrice(t *testing.T) {
 		t.Fatalf("%d flows of the card, want 3", got)
 	}
 }
+
+// The second lane opens only for a full batch: while one batch is in
+// flight, requests queue until max of them wait, and the one that fills the
+// batch leads it at once on the second lane. Each batch commits as one
+// transaction.
+func TestPipelineSecondLaneOnlyForAFullBatch(t *testing.T) {
+	w := newPipelineWorld(t, 8)
+	w.p.lanes, w.p.max = 2, 4
+	g := w.svc.Redemptions.gate.slots
+	for range cap(g) {
+		g <- struct{}{}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 6)
+	ids := make([]string, 6)
+	start := func(i int) {
+		ids[i] = fmt.Sprintf("lane-%d", i)
+		wg.Go(func() { _, errs[i] = w.redeem(context.Background(), w.codes[i], ids[i]) })
+	}
+	busy := func(n int) func() bool { return func() bool { return w.p.busy == n } }
+	start(0)
+	w.waitQueue(0, busy(1))
+	for i := 1; i <= 3; i++ {
+		start(i)
+		w.waitQueue(i, busy(1))
+	}
+	// The fourth queued request fills a batch of max: it leads it on the
+	// second lane with the three before it.
+	start(4)
+	w.waitQueue(0, busy(2))
+	// Both lanes busy: the next one queues.
+	start(5)
+	w.waitQueue(1, busy(2))
+	for range cap(g) {
+		<-g
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("redemption %d: %v", i, err)
+		}
+	}
+	if got := w.distinctXmin(ids[1:5]); got != 1 {
+		t.Fatalf("the second lane's batch committed in %d transactions, want 1", got)
+	}
+	if got := w.distinctXmin(ids); got != 3 {
+		t.Fatalf("six redemptions committed in %d transactions, want 3 (alone, the full batch, the last)", got)
+	}
+}
