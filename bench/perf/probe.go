@@ -42,7 +42,11 @@ type ProbeConfig struct {
 	// Sample scrapes the server's /metrics every 200 ms during the load, as
 	// the perf rows do for RSS and goroutines.
 	Sample bool
-	Log    func(format string, a ...any)
+	// WarmAtRate runs redemptions at Rate for warmUpFor, unmeasured,
+	// before the probe, as the knee's steps do, so the probe measures a
+	// server past its cold start.
+	WarmAtRate bool
+	Log        func(format string, a ...any)
 }
 
 // Probe runs one constant-rate redemption load against a fresh server and
@@ -84,6 +88,9 @@ func Probe(ctx context.Context, cfg ProbeConfig) (string, error) {
 		}
 	}
 	n := int(cfg.Rate*cfg.Duration.Seconds()) + 500
+	if cfg.WarmAtRate {
+		n += int(cfg.Rate * warmUpFor.Seconds())
+	}
 	cfg.Log("issuing %d codes", n)
 	_, _, list, err := fx.Campaign(ctx, "probe", n)
 	if err != nil {
@@ -105,6 +112,9 @@ func Probe(ctx context.Context, cfg ProbeConfig) (string, error) {
 	url := fx.Server.URL() + "/graphql"
 	load.Run(ctx, load.Attack{Name: "warm-up", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: 50},
 		Duration: 3 * time.Second, MaxOps: 150, Next: next})
+	if cfg.WarmAtRate {
+		warmUpAt(ctx, url, fx.Clerk, cfg.Rate, next)
+	}
 	cfg.Log("probe at %.0f/s for %s", cfg.Rate, cfg.Duration)
 	if rcv != nil {
 		if err := drainDeliveries(ctx, fx, 2*time.Minute); err != nil {

@@ -45,6 +45,7 @@ func main() {
 	out := fs.String("json", "", "write the JSON record here")
 	command := fs.String("command", "", "the command line to print in the report")
 	rate := fs.Float64("rate", 200, "probe: redemptions per second")
+	probeWarm := fs.Bool("warm", false, "probe: run redemptions at the probe's rate for 3 s, unmeasured, before it, as the knee's steps do")
 	probeSample := fs.Bool("sample", false, "probe: scrape /metrics every 200 ms during the load, as the perf rows do")
 	serverProcs := fs.Int("server-procs", 0, "probe: the server's GOMAXPROCS (0: half the cores, as in the perf run; -1: Go's default, every core)")
 	generatorProcs := fs.Int("generator-procs", 0, "probe: this process's GOMAXPROCS while it generates load (0: as in the perf run)")
@@ -86,7 +87,7 @@ func main() {
 		}
 		md, rec = res.Markdown(*command), res
 	case "probe":
-		out, err := perf.Probe(ctx, perf.ProbeConfig{Env: env, Rate: *rate, Duration: *secs, MaxConns: *maxConns, ServerProcs: *serverProcs, GeneratorProcs: *generatorProcs, Webhook: *webhook, Jobs: *probeJobs, Sample: *probeSample, Log: logf})
+		out, err := perf.Probe(ctx, perf.ProbeConfig{Env: env, Rate: *rate, Duration: *secs, MaxConns: *maxConns, ServerProcs: *serverProcs, GeneratorProcs: *generatorProcs, Webhook: *webhook, Jobs: *probeJobs, Sample: *probeSample, WarmAtRate: *probeWarm, Log: logf})
 		fmt.Print(out)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "probe:", err)
