@@ -247,7 +247,7 @@ func TestPipelineBatchThatFailsRunsEachAlone(t *testing.T) {
 	}
 }
 
-// Two statements of one batch for the same coupon: the first takes it, the
+// Two calls of one batch for the same coupon: the first takes it, the
 // second finds it taken, as if it had run after the first alone. Only the
 // first's rows are written.
 func TestRedeemOnceAllSameCouponTwice(t *testing.T) {
