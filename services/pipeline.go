@@ -38,15 +38,11 @@ import (
 // Requests of one coupon do not meet in a batch: couponLines runs them one
 // after the other before they get here.
 //
-// There is no background goroutine. At most lanes batches are in flight. A
-// request that finds none in flight leads at once, alone (nobody is waiting,
-// so a quiet server answers as before); the others queue. The second lane
-// opens only for a full batch: the request that fills one leads it at once.
-// So under moderate load one lane runs batches as large as the requests
-// that arrive during one batch, which costs PostgreSQL least per redemption,
-// and a second lane serves the requests that come faster than that. A
-// leader that finishes hands the next batch to the oldest request waiting,
-// so no request serves others for longer than one batch.
+// There is no background goroutine. At most lanes batches are in flight; a
+// request that finds a lane free leads a batch at once (alone when nobody is
+// waiting, so a quiet server answers as before), the others queue. A leader
+// that finishes hands the next batch to the oldest request waiting, so no
+// request serves others for longer than one batch.
 type pipeline struct {
 	db    *gorm.DB
 	gate  *gate
@@ -82,9 +78,7 @@ const (
 // connections with 8 statements each ran the most redemptions a second; in
 // the server, batches of up to 16 held higher rates than of up to 8 (at
 // overload the lanes, not the CPU, ran out), 32 no higher, and 4 lanes cost
-// PostgreSQL more CPU per redemption than 2. With a batch as one statement,
-// opening the second lane only for a full batch cost PostgreSQL 15-22% less
-// CPU per redemption than two lanes always open, at the same rate.
+// PostgreSQL more CPU per redemption than 2.
 const (
 	pipelineLanes = 2
 	pipelineMax   = 16
@@ -100,20 +94,11 @@ func newPipeline(db *gorm.DB, g *gate, t *tills) *pipeline {
 func (p *pipeline) redeem(ctx context.Context, a models.ReserveArgs, flow *models.RedemptionFlow, actor string) (bool, error) {
 	r := &onceReq{ctx: ctx, call: models.OnceCall{Args: a, Flow: flow, Actor: actor}, wake: make(chan wakeUp, 1)}
 	p.mu.Lock()
-	if p.busy == 0 {
-		// Nothing is in flight, so nobody is queued: lead alone.
+	if p.busy < p.lanes {
+		// A lane is free, so nobody is queued: lead alone.
 		p.busy++
 		p.mu.Unlock()
 		p.lead([]*onceReq{r})
-		return r.call.Taken, r.err
-	}
-	if p.busy < p.lanes && len(p.queue)+1 >= p.max {
-		// A full batch has formed behind the one in flight: it goes out on
-		// a lane of its own, led by the request that filled it.
-		p.busy++
-		batch := append([]*onceReq{r}, p.take()...)
-		p.mu.Unlock()
-		p.lead(batch)
 		return r.call.Taken, r.err
 	}
 	behind := len(p.queue) >= p.max
