@@ -56,7 +56,13 @@ tmp=$(mktemp -d)
 # (several GB after a full one), which slows whatever runs next on this
 # PostgreSQL: they are dropped on exit unless KEEP_DBS=1.
 cleanup() {
-  rm -rf "$tmp"
+  local rc=$?
+  if [ "$rc" -eq 0 ]; then
+    rm -rf "$tmp"
+  else
+    # A run that fails keeps the servers' logs, which say why.
+    echo "bench/run.sh failed (exit $rc): the servers' logs are kept in $tmp" >&2
+  fi
   if [ -z "${KEEP_DBS:-}" ] && command -v psql >/dev/null; then
     local pg=(psql -h "${PGHOST:-127.0.0.1}" -p "${PGPORT:-5432}" -U postgres -d "${BENCH_ADMIN_DB:-test}" -qAt)
     for db in $("${pg[@]}" -c "SELECT datname FROM pg_database WHERE datname LIKE 'coupond\_bench%' OR datname LIKE 'coupond\_faults%'" 2>/dev/null); do
