@@ -239,7 +239,15 @@ func drainDeliveries(ctx context.Context, fx *harness.Fixture, limit time.Durati
 			return err
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%d webhook deliveries still pending after %s: %s", n, limit, fx.PendingBreakdown(ctx))
+			// The server's goroutines say what its delivery worker waits
+			// for; they are kept beside its log.
+			dump := filepath.Join(fx.Env.Dir, "drain-goroutines.txt")
+			saved := "saved in " + dump
+			if err := fx.Server.SaveProfile(ctx, "goroutine?debug=2", dump); err != nil {
+				saved = "not saved: " + err.Error()
+			}
+			return fmt.Errorf("%d webhook deliveries still pending after %s: %s; the server's goroutines %s", n, limit,
+				fx.PendingBreakdown(ctx), saved)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
