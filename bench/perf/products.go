@@ -106,9 +106,11 @@ func productScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 	rows := &ProductRows{StepSeconds: step.Seconds(), KneeStart: math.Round(start)}
 	res.Products = rows
 	url := fx.Server.URL() + "/graphql"
-	// Enough codes for six steps and two confirmations at the start rate,
-	// each after its warm-up.
-	n := int(start*(step+warmUpFor).Seconds())*8 + 1000
+	// Enough codes for the most the loop below can run on one side at the
+	// start rate, each run after its warm-up: six steps, each with two
+	// confirmations when the sides split. (Eight runs' worth ran out in a
+	// run whose sides split twice: its last steps measured an empty pool.)
+	n := int(start*(step+warmUpFor).Seconds())*18 + 1000
 	window, err := wholeDayWindow(ctx, fx)
 	if err != nil {
 		return err
