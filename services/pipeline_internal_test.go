@@ -253,22 +253,7 @@ func TestPipelineBatchThatFailsRunsEachAlone(t *testing.T) {
 func TestRedeemOnceAllSameCouponTwice(t *testing.T) {
 	w := newPipelineWorld(t, 2)
 	ctx := context.Background()
-	now := time.Date(2026, 12, 1, 4, 0, 0, 0, time.UTC)
-	var mid int64
-	if err := w.db.Raw("SELECT merchant_id FROM coupons WHERE code = ?", w.codes[0]).Scan(&mid).Error; err != nil {
-		t.Fatal(err)
-	}
-	hold := now.Add(time.Minute)
-	call := func(code, rn, req string) *models.OnceCall {
-		return &models.OnceCall{
-			Args: models.ReserveArgs{MerchantID: mid, Code: code, RedeemNo: rn, StoreID: w.store, OrderAmount: 5000,
-				Clock: models.ClockOf(now), Now: now},
-			Flow: &models.RedemptionFlow{MerchantID: mid, RedeemNo: rn, Operation: models.OpRedeem, RequestID: req,
-				Fingerprint: "fp", StoreID: w.store, OrderAmount: 5000, CreatedAt: now, UpdatedAt: now, HoldUntil: &hold},
-			Actor: "test",
-		}
-	}
-	calls := []*models.OnceCall{call(w.codes[0], "RD-1", "r-1"), call(w.codes[0], "RD-2", "r-2"), call(w.codes[1], "RD-3", "r-3")}
+	calls := []*models.OnceCall{w.onceCall(w.codes[0], "RD-1"), w.onceCall(w.codes[0], "RD-2"), w.onceCall(w.codes[1], "RD-3")}
 	if err := models.RedeemOnceAll(w.db.WithContext(ctx), calls); err != nil {
 		t.Fatal(err)
 	}
@@ -342,15 +327,10 @@ func TestPipelineWaitingOnlyBehindAFullBatch(t *testing.T) {
 func TestRedeemOnceAllMultiUseCardThrice(t *testing.T) {
 	w := newPipelineWorld(t, 1)
 	ctx := context.Background()
-	now := time.Date(2026, 12, 1, 4, 0, 0, 0, time.UTC)
-	var mid int64
-	if err := w.db.Raw("SELECT merchant_id FROM coupons WHERE code = ?", w.codes[0]).Scan(&mid).Error; err != nil {
-		t.Fatal(err)
-	}
 	uses := int64(3)
-	admin := SystemActor(mid)
+	admin := SystemActor(w.clerk.MerchantID)
 	c, err := w.svc.Campaigns.Create(ctx, admin, CreateCampaignInput{Name: "Three bowls", Type: models.CampaignCash, Value: 1000,
-		TotalQuantity: 10, ValidFrom: now.Add(-time.Hour), ValidTo: now.Add(24 * time.Hour), UsesPerCoupon: &uses})
+		TotalQuantity: 10, ValidFrom: batchNow.Add(-time.Hour), ValidTo: batchNow.Add(24 * time.Hour), UsesPerCoupon: &uses})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,18 +339,8 @@ func TestRedeemOnceAllMultiUseCardThrice(t *testing.T) {
 		t.Fatal(err)
 	}
 	card := issued.Codes[0]
-	hold := now.Add(time.Minute)
-	call := func(code, rn string) *models.OnceCall {
-		return &models.OnceCall{
-			Args: models.ReserveArgs{MerchantID: mid, Code: code, RedeemNo: rn, StoreID: w.store, OrderAmount: 5000,
-				Clock: models.ClockOf(now), Now: now},
-			Flow: &models.RedemptionFlow{MerchantID: mid, RedeemNo: rn, Operation: models.OpRedeem, RequestID: "r-" + rn,
-				Fingerprint: "fp", StoreID: w.store, OrderAmount: 5000, CreatedAt: now, UpdatedAt: now, HoldUntil: &hold},
-			Actor: "test",
-		}
-	}
-	calls := []*models.OnceCall{call(card, "RD-1"), call(w.codes[0], "RD-2"), call(card, "RD-3"), call(card, "RD-4"),
-		call(card, "RD-5")}
+	calls := []*models.OnceCall{w.onceCall(card, "RD-1"), w.onceCall(w.codes[0], "RD-2"), w.onceCall(card, "RD-3"),
+		w.onceCall(card, "RD-4"), w.onceCall(card, "RD-5")}
 	if err := models.RedeemOnceAll(w.db.WithContext(ctx), calls); err != nil {
 		t.Fatal(err)
 	}
@@ -390,5 +360,27 @@ func TestRedeemOnceAllMultiUseCardThrice(t *testing.T) {
 	}
 	if got := w.count("redemption_flows", "redeem_no IN ?", []string{"RD-1", "RD-3", "RD-4", "RD-5"}); got != 3 {
 		t.Fatalf("%d flows of the card, want 3", got)
+	}
+}
+
+// batchNow is the clock of the tests that call models.RedeemOnceAll
+// directly: newPipelineWorld's.
+var batchNow = time.Date(2026, 12, 1, 4, 0, 0, 0, time.UTC)
+
+// onceCall is a one-shot redemption of code, as Redeem would hand it to
+// models.RedeemOnceAll, with redemption number rn and request id "r-"+rn.
+func (w *pipelineWorld) onceCall(code, rn string) *models.OnceCall {
+	w.t.Helper()
+	var mid int64
+	if err := w.db.Raw("SELECT merchant_id FROM coupons WHERE code = ?", code).Scan(&mid).Error; err != nil {
+		w.t.Fatal(err)
+	}
+	now, hold := batchNow, batchNow.Add(time.Minute)
+	return &models.OnceCall{
+		Args: models.ReserveArgs{MerchantID: mid, Code: code, RedeemNo: rn, StoreID: w.store, OrderAmount: 5000,
+			Clock: models.ClockOf(now), Now: now},
+		Flow: &models.RedemptionFlow{MerchantID: mid, RedeemNo: rn, Operation: models.OpRedeem, RequestID: "r-" + rn,
+			Fingerprint: "fp", StoreID: w.store, OrderAmount: 5000, CreatedAt: now, UpdatedAt: now, HoldUntil: &hold},
+		Actor: "test",
 	}
 }
