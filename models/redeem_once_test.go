@@ -53,3 +53,19 @@ func TestCouponRounds(t *testing.T) {
 		})
 	}
 }
+
+// The one-request arguments, the batch's arrays and the printed names all
+// follow redeemColumns, one for one.
+func TestRedeemValuesFollowTheColumns(t *testing.T) {
+	call := &OnceCall{Args: ReserveArgs{MerchantID: 1, Code: "A"}, Flow: &RedemptionFlow{}}
+	n := len(redeemColumns)
+	if got := len(redeemOnceArgs(call.Args, call.Flow, "x")); got != n {
+		t.Fatalf("redeemOnceArgs gives %d values for %d columns", got, n)
+	}
+	if got := len(redeemBatchArgs([]*OnceCall{call}, []int{0})); got != n {
+		t.Fatalf("redeemBatchArgs gives %d arrays for %d columns", got, n)
+	}
+	if got := len(redeemOnceParams); got != n {
+		t.Fatalf("%d parameter names for %d columns", got, n)
+	}
+}
