@@ -46,7 +46,11 @@ type ProbeConfig struct {
 	// before the probe, as the knee's steps do, so the probe measures a
 	// server past its cold start.
 	WarmAtRate bool
-	Log        func(format string, a ...any)
+	// Filler issues this many more coupons first, in a campaign of their
+	// own, so the probe measures a coupons table (and its indexes) the size
+	// of the full run's rather than a fresh one.
+	Filler int
+	Log    func(format string, a ...any)
 }
 
 // Probe runs one constant-rate redemption load against a fresh server and
@@ -85,6 +89,16 @@ func Probe(ctx context.Context, cfg ProbeConfig) (string, error) {
 		defer rcv.Down()
 		if _, err := harness.Subscribe(ctx, fx.Admin, rcv); err != nil {
 			return "", err
+		}
+	}
+	if cfg.Filler > 0 {
+		cfg.Log("issuing %d filler codes", cfg.Filler)
+		for left, i := cfg.Filler, 1; left > 0; i++ {
+			n := min(left, 1_000_000) // a campaign issues at most a million
+			if _, _, _, err := fx.Campaign(ctx, fmt.Sprintf("filler-%d", i), n); err != nil {
+				return "", err
+			}
+			left -= n
 		}
 	}
 	n := int(cfg.Rate*cfg.Duration.Seconds()) + 500

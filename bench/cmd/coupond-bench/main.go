@@ -52,6 +52,7 @@ func main() {
 	secs := fs.Duration("for", 15*time.Second, "probe: how long")
 	maxConns := fs.Int("max-conns", 0, "probe: the server's pool size (0: its default)")
 	probeJobs := fs.Bool("jobs", false, "probe: run the server's background jobs")
+	filler := fs.Int("filler", 0, "probe: issue this many more coupons first, in a campaign of their own, so the probe runs on a coupons table the size of the full run's (about 2,800,000)")
 	webhook := fs.Bool("webhook", false, "probe: with one webhook endpoint subscribed to every event type, at a receiver on loopback")
 	_ = fs.Parse(os.Args[2:])
 	if *bin == "" && !strings.HasPrefix(cmd, "render") {
@@ -87,7 +88,7 @@ func main() {
 		}
 		md, rec = res.Markdown(*command), res
 	case "probe":
-		out, err := perf.Probe(ctx, perf.ProbeConfig{Env: env, Rate: *rate, Duration: *secs, MaxConns: *maxConns, ServerProcs: *serverProcs, GeneratorProcs: *generatorProcs, Webhook: *webhook, Jobs: *probeJobs, Sample: *probeSample, WarmAtRate: *probeWarm, Log: logf})
+		out, err := perf.Probe(ctx, perf.ProbeConfig{Env: env, Rate: *rate, Duration: *secs, MaxConns: *maxConns, ServerProcs: *serverProcs, GeneratorProcs: *generatorProcs, Webhook: *webhook, Jobs: *probeJobs, Sample: *probeSample, WarmAtRate: *probeWarm, Filler: *filler, Log: logf})
 		fmt.Print(out)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "probe:", err)
