@@ -119,10 +119,11 @@ func runJob(ctx context.Context, c *harness.Client, job string) error {
 // the last run of the work has finished (at most maxBackground), so every
 // run of the work is measured whole. It compares the two p99s.
 func underBackground(ctx context.Context, fx *harness.Fixture, url, clerk string, rate float64, secs time.Duration, name, what string,
-	next func(prefix string) func(int) load.Op, work func(context.Context) error) BackgroundRow {
+	next func(prefix string, n int) func(int) load.Op, work func(context.Context) error) BackgroundRow {
 	attack := func(prefix string, d time.Duration) []*load.Record {
+		n := int(rate*d.Seconds()) + 1
 		return load.Run(ctx, load.Attack{Name: name, URL: url, Token: clerk, Pacer: load.Constant{PerSec: rate},
-			Duration: d, MaxOps: int(rate*d.Seconds()) + 1, Next: next(prefix)})
+			Duration: d, MaxOps: n, Next: next(prefix, n)})
 	}
 	row := BackgroundRow{Name: name, Rate: round(rate), Work: what}
 	cpu0, t0 := readCPU(fx), time.Now()

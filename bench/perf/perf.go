@@ -243,7 +243,33 @@ type codes struct {
 	mu   sync.Mutex
 	list []string
 	next int
+	// refill, when set, issues n more codes for ensure.
+	refill func(n int) ([]string, error)
 }
+
+// minRefill is the fewest codes a refill issues, so a fast machine's many
+// steps refill a few times rather than before every run.
+const minRefill = 300_000
+
+// ensure tops the pool up through refill, when it has one, so that it holds
+// at least n codes not yet taken. Callers ensure before a run (and its
+// warm-up) rather than during it: a refill takes seconds, and a pause in a
+// measured run would be measured. Without refill, or when it fails, take
+// runs out and the run's redemptions fail, which its row shows.
+func (c *codes) ensure(n int) error {
+	if c.refill == nil || c.left() >= n {
+		return nil
+	}
+	more, err := c.refill(min(max(n-c.left(), minRefill), 1_000_000)) // a campaign issues at most a million
+	if err != nil {
+		return err
+	}
+	c.add(more)
+	return nil
+}
+
+// opsFor is the codes a constant run at rate for d takes, with a margin.
+func opsFor(rate float64, d time.Duration) int { return int(rate*d.Seconds()*1.1) + 1000 }
 
 // left is how many codes are not yet taken.
 func (c *codes) left() int {
@@ -384,6 +410,26 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	pool := &codes{list: list}
+	// On a fast machine the knee's steps up, the rows at half the knee and
+	// the work beside them take more codes than the campaign holds: the pool
+	// refills with campaigns of its own before a run that needs more.
+	refills := 0
+	pool.refill = func(n int) ([]string, error) {
+		refills++
+		cfg.logf("  %d codes left, %d more (load campaign %d)", pool.left(), n, refills+1)
+		_, _, more, err := fx.Campaign(ctx, fmt.Sprintf("load-%d", refills+1), n)
+		if err != nil {
+			return nil, fmt.Errorf("refill the load's codes: %w", err)
+		}
+		return more, settle(ctx, fx)
+	}
+	// ensure is pool.ensure, logged: a failed refill leaves the runs short
+	// of codes, and their failures show in their rows.
+	ensure := func(n int) {
+		if err := pool.ensure(n); err != nil {
+			cfg.logf("  %v", err)
+		}
+	}
 	cfg.logf("own-SQL campaign of %d codes", nOwn)
 	_, _, ownCodes, err := fx.Campaign(ctx, "own-sql", nOwn)
 	if err != nil {
@@ -401,10 +447,18 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg.logf("  own SQL %.0f/s, %d redemptions", own.TPS, taken)
 	var rid atomic.Int64
 	newRID := func(p string) string { return p + strconv.FormatInt(rid.Add(1), 10) }
-	redeemNext := func(prefix string) func(int) load.Op {
+	// redeemNext returns the ops of a run of n redemptions, after making
+	// sure the pool holds them.
+	redeemNext := func(prefix string, n int) func(int) load.Op {
+		ensure(n)
 		return func(int) load.Op { return load.Redeem("redeem", pool.take(), fx.StoreID, newRID(prefix)) }
 	}
-	warmUp := func(rate float64, prefix string) { warmUpAt(ctx, url, fx.Clerk, rate, redeemNext(prefix)) }
+	// warmUp warms up at rate before a run at it of d, and makes sure the
+	// pool holds the codes of both first, so no refill falls between them.
+	warmUp := func(rate float64, d time.Duration, prefix string) {
+		ensure(opsFor(rate, warmUpFor+d))
+		warmUpAt(ctx, url, fx.Clerk, rate, redeemNext(prefix, 0))
+	}
 
 	// Throughput ramp.
 	rampTo, rampOver := 4000.0, 40*time.Second
@@ -416,13 +470,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := settle(ctx, fx); err != nil {
 		return nil, err
 	}
-	warmUp(50, "warm-")
+	ensure(opsFor(rampTo/2, rampOver))
+	warmUp(50, 0, "warm-")
 	cfg.logf("throughput ramp 50 -> %.0f/s over %s", rampTo, rampOver)
 	rctx, cancel := context.WithCancel(ctx)
 	var slow atomic.Int64
 	sm = harness.StartSampler(fx.Server, 200*time.Millisecond)
 	ramp := load.Run(rctx, load.Attack{Name: "ramp", URL: url, Token: fx.Clerk, Pacer: load.Ramp{From: 50, To: rampTo, Over: rampOver},
-		Duration: rampOver, MaxOps: int(rampTo * rampOver.Seconds()), Timeout: 10 * time.Second, Next: redeemNext("ramp-"),
+		Duration: rampOver, MaxOps: int(rampTo * rampOver.Seconds()), Timeout: 10 * time.Second, Next: redeemNext("ramp-", 0),
 		OnDone: func(r *load.Record) {
 			// Far past the knee: stop rather than bury the machine.
 			if r.Latency() > time.Second && slow.Add(1) > 200 {
@@ -477,7 +532,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			go func() { profErr <- fx.Server.CPUProfile(ctx, stepSecs-time.Second, profPath) }()
 		}
 		recs := load.Run(ctx, load.Attack{Name: name, URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: rate},
-			Duration: stepSecs, MaxOps: int(rate*stepSecs.Seconds()) + 1, Next: redeemNext("step-")})
+			Duration: stepSecs, MaxOps: int(rate*stepSecs.Seconds()) + 1, Next: redeemNext("step-", 0)})
 		s := Scenario{Name: name, Stats: load.Summarise(recs, nil), During: sm.Stop(), Extra: map[string]any{"rate": rate},
 			Windows: windows(recs)}
 		s.Extra["cpu_seconds"] = readCPU(fx).since(cpu0)
@@ -521,7 +576,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	// kneeStep warms up at rate, runs the constant run of a step and
 	// records whether it held.
 	kneeStep := func(rate float64, warm string) (Scenario, bool, error) {
-		warmUp(rate, warm)
+		warmUp(rate, stepSecs, warm)
 		s, err := constantRun("constant at the knee", rate, true)
 		if err != nil {
 			return s, false, err
@@ -608,7 +663,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	// server idle for seconds: warm it up at the rate before measuring, as
 	// before every step, so the row measures the steady rate rather than the
 	// first requests after a pause.
-	warmUp(res.Knee/2, "warm-half-")
+	warmUp(res.Knee/2, stepSecs, "warm-half-")
 	s, err = constantRun("constant at half the knee", res.Knee/2, false)
 	if err != nil {
 		return nil, err
@@ -624,6 +679,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		bgSecs = 8 * time.Second
 	}
 	cfg.logf("reconciliation beside redemptions at half the knee")
+	// The quiet run, and the runs beside the work: a reconciliation of this
+	// ledger has taken up to a minute beside the tills.
+	ensure(opsFor(res.Knee/2, 2*bgSecs+time.Minute))
 	row := underBackground(ctx, fx, url, fx.Clerk, res.Knee/2, bgSecs, "p99 during reconciliation", "runJob(reconciliation), each run measured whole",
 		redeemNext, func(ctx context.Context) error { return runJob(ctx, fx.Admin, "reconciliation") })
 	res.Background = append(res.Background, row)
@@ -756,6 +814,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.Export = &ex
 	cfg.logf("ledger export: %d rows in %.1f s (%.0f MB)", ex.Rows, ex.Seconds, ex.MB)
 	cfg.logf("ledger export beside redemptions at half the knee")
+	// The quiet run, and the runs beside the export, which has taken up to
+	// five times as long beside the tills as alone.
+	ensure(opsFor(res.Knee/2, bgSecs+5*time.Duration(ex.Seconds*float64(time.Second))))
 	row = underBackground(ctx, fx, url, fx.Clerk, res.Knee/2, bgSecs, "p99 during a ledger export", "GET /export/redemptions.csv of the whole ledger, each run measured whole",
 		redeemNext, func(ctx context.Context) error {
 			_, err := exportCSV(ctx, fx.Server.URL(), ledger, fx.Merchant.AdminToken)

@@ -19,3 +19,25 @@ func TestBySecond(t *testing.T) {
 		t.Fatalf("windows %+v", ws)
 	}
 }
+
+func TestCodesEnsureRefillsBeforeARun(t *testing.T) {
+	issued := 0
+	c := &codes{list: []string{"a", "b"}}
+	c.refill = func(n int) ([]string, error) {
+		issued += n
+		return make([]string, n), nil
+	}
+	if err := c.ensure(2); err != nil || issued != 0 {
+		t.Fatalf("ensure(2) with 2 left: err %v, issued %d; want no refill", err, issued)
+	}
+	if err := c.ensure(3); err != nil || issued != minRefill || c.left() != 2+minRefill {
+		t.Fatalf("ensure(3) with 2 left: err %v, issued %d, left %d; want a refill of %d", err, issued, c.left(), minRefill)
+	}
+	if err := c.ensure(5_000_000); err != nil || issued != minRefill+1_000_000 {
+		t.Fatalf("ensure(5M): err %v, issued %d; want one campaign's most, 1,000,000", err, issued)
+	}
+	none := &codes{list: []string{"a"}}
+	if err := none.ensure(10); err != nil || none.take() != "a" || none.take() != "0000000000000" {
+		t.Fatal("a pool without refill hands out what it has, then the out-of-codes code")
+	}
+}

@@ -100,7 +100,7 @@ func yieldingOnly(ctx context.Context, cfg Config, res *Result) error {
 	}
 	pool := &codes{list: list}
 	var rid atomic.Int64
-	next := func(prefix string) func(int) load.Op {
+	next := func(prefix string, _ int) func(int) load.Op {
 		return func(int) load.Op {
 			return load.Redeem("redeem", pool.take(), fx.StoreID, prefix+strconv.FormatInt(rid.Add(1), 10))
 		}
@@ -109,7 +109,7 @@ func yieldingOnly(ctx context.Context, cfg Config, res *Result) error {
 	// A fresh server's first seconds at the rate (connections, statements,
 	// the campaign's pages) are not the quiet the row compares with.
 	load.Run(ctx, load.Attack{Name: "warm-up", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: rate},
-		Duration: 5 * time.Second, MaxOps: int(rate*5) + 1, Next: next("bgw-")})
+		Duration: 5 * time.Second, MaxOps: int(rate*5) + 1, Next: next("bgw-", 0)})
 	row := underBackground(ctx, fx, url, fx.Clerk, rate, secs, "p99 during reconciliation", "runJob(reconciliation), each run measured whole",
 		next, func(ctx context.Context) error { return runJob(ctx, fx.Admin, "reconciliation") })
 	res.Background = append(res.Background, row)
