@@ -106,22 +106,40 @@ func productScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 	rows := &ProductRows{StepSeconds: step.Seconds(), KneeStart: math.Round(start)}
 	res.Products = rows
 	url := fx.Server.URL() + "/graphql"
-	// Enough codes for the most the loop below can run on one side at the
-	// start rate, each run after its warm-up: six steps, each with two
-	// confirmations when the sides split. (Eight runs' worth ran out in a
-	// run whose sides split twice: its last steps measured an empty pool.)
-	n := int(start*(step+warmUpFor).Seconds())*18 + 1000
+	// Each side starts with codes for six runs at the start rate, each after
+	// its warm-up, and refills with a campaign like its first before a run
+	// that needs more: the loop can make six steps, each with two
+	// confirmations when the sides split, and on a fast machine eighteen
+	// runs' worth is more than one campaign may issue.
+	n := min(opsFor(start, step+warmUpFor)*6, 1_000_000)
 	window, err := wholeDayWindow(ctx, fx)
 	if err != nil {
 		return err
 	}
 	rows.Window = fmt.Sprintf("%s-%s", window["from"], window["to"])
 	cfg.logf("products: plain and rules campaigns of %d codes each (window %s)", n, rows.Window)
-	plain, err := productCampaign(ctx, fx, "products-plain", n, nil)
+	sidePool := func(name string, extra map[string]any) (*codes, error) {
+		list, err := productCampaign(ctx, fx, name, n, extra)
+		if err != nil {
+			return nil, err
+		}
+		c, k := &codes{list: list}, 1
+		c.refill = func(more int) ([]string, error) {
+			k++
+			cfg.logf("  %s: %d codes left, %d more (campaign %d)", name, c.left(), more, k)
+			list, err := productCampaign(ctx, fx, fmt.Sprintf("%s-%d", name, k), more, extra)
+			if err != nil {
+				return nil, err
+			}
+			return list, settle(ctx, fx)
+		}
+		return c, nil
+	}
+	plainPool, err := sidePool("products-plain", nil)
 	if err != nil {
 		return err
 	}
-	rules, err := productCampaign(ctx, fx, "products-rules", n, map[string]any{
+	rulesPool, err := sidePool("products-rules", map[string]any{
 		"weekdays":    []string{"MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY", "SUNDAY"},
 		"dailyWindow": window})
 	if err != nil {
@@ -135,6 +153,9 @@ func productScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 	// as the run's own knee steps do: each step follows an audit and a
 	// checkpoint that leave the server idle.
 	constant := func(name string, pool *codes, rate float64, d time.Duration) (Scenario, KneeStep) {
+		if err := pool.ensure(opsFor(rate, warmUpFor+d)); err != nil {
+			cfg.logf("  %v", err) // the run's redemptions then fail, and its row says so
+		}
 		warmUpAt(ctx, url, fx.Clerk, rate, func(int) load.Op {
 			return load.Redeem("redeem", pool.take(), fx.StoreID, "pwarm-"+strconv.FormatInt(rid.Add(1), 10))
 		})
@@ -162,7 +183,6 @@ func productScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 		knee  *float64
 		steps *[]KneeStep
 	}
-	plainPool, rulesPool := &codes{list: plain}, &codes{list: rules}
 	plainHeld, rulesHeld := false, false
 	rows.PlainHeld, rows.RulesHeld = &plainHeld, &rulesHeld
 	sides := []side{
