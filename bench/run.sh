@@ -23,6 +23,8 @@
 #                               alone (KNEE=N: the single server's knee)
 #   ONLY=reconciliation bench/run.sh perf  the reconciliation row alone, on a
 #                               seeded ledger of 1,500,000 coupons, at half KNEE=N
+#   ONLY=export bench/run.sh perf  the same for the ledger export's row: the
+#                               whole ledger's CSV beside redemptions at half KNEE=N
 #   ONLY=scale bench/run.sh perf    knees in one run: 1 server direct (pgx's default and
 #                               cache_describe), through pgbouncer, 3 servers behind
 #                               haproxy through pgbouncer, tracing sampled at 1%;
@@ -47,7 +49,9 @@
 #
 # Environment: PGHOST (127.0.0.1), PGPORT (5432), BENCH_ADMIN_DB (test), an
 # existing database used to create and drop coupond_bench* databases;
-# KEEP_DBS=1 keeps the scenarios' databases after the run (dropped by default).
+# KEEP_DBS=1 keeps the scenarios' databases after the run (dropped by default);
+# KEEP_TMP=1 keeps the temporary directory, with the servers' logs, after a run
+# that passed too (a failed run always keeps it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-perf}
@@ -57,8 +61,10 @@ tmp=$(mktemp -d)
 # PostgreSQL: they are dropped on exit unless KEEP_DBS=1.
 cleanup() {
   local rc=$?
-  if [ "$rc" -eq 0 ]; then
+  if [ "$rc" -eq 0 ] && [ -z "${KEEP_TMP:-}" ]; then
     rm -rf "$tmp"
+  elif [ "$rc" -eq 0 ]; then
+    echo "the servers' logs are kept in $tmp (KEEP_TMP)" >&2
   else
     # A run that fails keeps the servers' logs, which say why.
     echo "bench/run.sh failed (exit $rc): the servers' logs are kept in $tmp" >&2

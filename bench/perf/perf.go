@@ -321,14 +321,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.Host, _ = os.Hostname()
 	res.LoadAvg = append(res.LoadAvg, loadavg())
 	host0 := harness.ReadHostCPU()
-	if cfg.Only == "redis" || cfg.Only == "scale" || cfg.Only == "reconciliation" || cfg.Only == "products" || cfg.Only == "webhooks" ||
-		cfg.Only == "sqlite" {
+	if cfg.Only == "redis" || cfg.Only == "scale" || cfg.Only == "reconciliation" || cfg.Only == "export" || cfg.Only == "products" ||
+		cfg.Only == "webhooks" || cfg.Only == "sqlite" {
 		res.Only = cfg.Only
 		run := func() error { return redisReplicas(ctx, cfg, res, cfg.Knee) }
 		switch cfg.Only {
 		case "scale":
 			run = func() error { return scaleKnees(ctx, cfg, res) }
-		case "reconciliation":
+		case "reconciliation", "export":
 			run = func() error { return yieldingOnly(ctx, cfg, res) }
 		case "products":
 			run = func() error { return productsOnly(ctx, cfg, res) }

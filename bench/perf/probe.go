@@ -46,6 +46,15 @@ type ProbeConfig struct {
 	// before the probe, as the knee's steps do, so the probe measures a
 	// server past its cold start.
 	WarmAtRate bool
+	// Ledger, when set, seeds a ledger of that many coupons first (most
+	// redeemed, with their flows, transitions and orders: seedLedger), so
+	// the probe runs beside a history like the full run's.
+	Ledger int
+	// PreRate, when set, runs redemptions at PreRate for PreFor, unmeasured,
+	// before the probe's warm-up, as the full run's knee steps (some past
+	// the knee) run before its row at half the knee.
+	PreRate float64
+	PreFor  time.Duration
 	// Filler issues this many more coupons first, in a campaign of their
 	// own, so the probe measures a coupons table (and its indexes) the size
 	// of the full run's rather than a fresh one.
@@ -101,7 +110,13 @@ func Probe(ctx context.Context, cfg ProbeConfig) (string, error) {
 			left -= n
 		}
 	}
-	n := int(cfg.Rate*cfg.Duration.Seconds()) + 500
+	if cfg.Ledger > 0 {
+		cfg.Log("seeding a ledger of %d coupons", cfg.Ledger)
+		if err := seedLedger(ctx, fx, cfg.Ledger); err != nil {
+			return "", err
+		}
+	}
+	n := int(cfg.Rate*cfg.Duration.Seconds()) + 500 + int(cfg.PreRate*cfg.PreFor.Seconds())
 	if cfg.WarmAtRate {
 		n += int(cfg.Rate * warmUpFor.Seconds())
 	}
@@ -126,6 +141,13 @@ func Probe(ctx context.Context, cfg ProbeConfig) (string, error) {
 	url := fx.Server.URL() + "/graphql"
 	load.Run(ctx, load.Attack{Name: "warm-up", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: 50},
 		Duration: 3 * time.Second, MaxOps: 150, Next: next})
+	if cfg.PreRate > 0 {
+		cfg.Log("unmeasured load at %.0f/s for %s", cfg.PreRate, cfg.PreFor)
+		recs := load.Run(ctx, load.Attack{Name: "before", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: cfg.PreRate},
+			Duration: cfg.PreFor, MaxOps: int(cfg.PreRate * cfg.PreFor.Seconds()), Next: next})
+		st := load.Summarise(recs, nil)
+		cfg.Log("  ok %d fail %d unknown %d, p99 %.1f ms", st.OK, st.Fail, st.Unknown, st.P99)
+	}
 	if cfg.WarmAtRate {
 		warmUpAt(ctx, url, fx.Clerk, cfg.Rate, next)
 	}

@@ -54,10 +54,12 @@ FROM coupons c JOIN stores s ON s.merchant_id = c.merchant_id AND s.code = 'bg' 
 	return nil
 }
 
-// yieldingOnly runs the reconciliation row alone (ONLY=reconciliation): a
-// fresh server, a seeded ledger of n coupons of the bench merchant's (which its
-// runJob reconciles), and its redemptions at half the given knee, quiet and
-// then beside runJob(reconciliation).
+// yieldingOnly runs the reconciliation row alone (ONLY=reconciliation) or
+// the ledger export's (ONLY=export): a fresh server, a seeded ledger of n
+// coupons of the bench merchant's (which its runJob reconciles and its
+// /export/redemptions.csv exports), and its redemptions at half the given
+// knee, quiet and then beside runJob(reconciliation) or the whole ledger's
+// export.
 func yieldingOnly(ctx context.Context, cfg Config, res *Result) error {
 	n, secs := 1_500_000, 20*time.Second
 	if cfg.Quick {
@@ -110,8 +112,16 @@ func yieldingOnly(ctx context.Context, cfg Config, res *Result) error {
 	// the campaign's pages) are not the quiet the row compares with.
 	load.Run(ctx, load.Attack{Name: "warm-up", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: rate},
 		Duration: 5 * time.Second, MaxOps: int(rate*5) + 1, Next: next("bgw-", 0)})
-	row := underBackground(ctx, fx, url, fx.Clerk, rate, secs, "p99 during reconciliation", "runJob(reconciliation), each run measured whole",
-		next, func(ctx context.Context) error { return runJob(ctx, fx.Admin, "reconciliation") })
+	name, what := "p99 during reconciliation", "runJob(reconciliation), each run measured whole"
+	work := func(ctx context.Context) error { return runJob(ctx, fx.Admin, "reconciliation") }
+	if cfg.Only == "export" {
+		name, what = "p99 during a ledger export", "GET /export/redemptions.csv of the whole ledger, each run measured whole"
+		work = func(ctx context.Context) error {
+			_, err := exportCSV(ctx, fx.Server.URL(), "/export/redemptions.csv", fx.Merchant.AdminToken)
+			return err
+		}
+	}
+	row := underBackground(ctx, fx, url, fx.Clerk, rate, secs, name, what, next, work)
 	res.Background = append(res.Background, row)
 	cfg.logf("  quiet p99 %.1f ms, during %.1f ms (%d runs of %.1f s)", row.Quiet.P99, row.During.P99, row.WorkRuns, row.WorkSecs)
 	a, err := env.Audit(ctx, fx.DBURL, hold, every)
@@ -119,7 +129,7 @@ func yieldingOnly(ctx context.Context, cfg Config, res *Result) error {
 		return err
 	}
 	if len(a.Violations) > 0 {
-		return fmt.Errorf("audit after the reconciliation row: %d violations", len(a.Violations))
+		return fmt.Errorf("audit after the %s row: %d violations", cfg.Only, len(a.Violations))
 	}
 	return nil
 }

@@ -39,8 +39,8 @@ func main() {
 	dir := fs.String("dir", os.TempDir(), "scratch directory for logs")
 	quick := fs.Bool("quick", false, "perf: small sizes and short steps (under 2 minutes)")
 	ci := fs.Bool("ci", false, "faults: the short subset (about 70 s)")
-	only := fs.String("only", "", "faults, perf: run only this group (redis: the Redis faults, or the Redis on/off scenarios on three replicas; patroni: the failover faults of a Patroni cluster; webhooks: the webhook faults and the PostgreSQL restarts, or the webhook knees and delivery lag; scale: the knees through pgbouncer, behind haproxy, with tracing and with synchronous commit; reconciliation: the reconciliation row on a seeded ledger; products: the knee with weekday and time rules against without, and the per-store daily limit's rate; sqlite: the embedded SQLite rows, FULL against NORMAL)")
-	knee := fs.Float64("knee", 0, "perf -only redis or reconciliation: the single server's knee, whose half is the replicas' (or the reconciliation row's) fixed rate (default: the latest record's)")
+	only := fs.String("only", "", "faults, perf: run only this group (redis: the Redis faults, or the Redis on/off scenarios on three replicas; patroni: the failover faults of a Patroni cluster; webhooks: the webhook faults and the PostgreSQL restarts, or the webhook knees and delivery lag; scale: the knees through pgbouncer, behind haproxy, with tracing and with synchronous commit; reconciliation: the reconciliation row on a seeded ledger; export: the ledger export row on a seeded ledger; products: the knee with weekday and time rules against without, and the per-store daily limit's rate; sqlite: the embedded SQLite rows, FULL against NORMAL)")
+	knee := fs.Float64("knee", 0, "perf -only redis, reconciliation or export: the single server's knee, whose half is the replicas' (or the background row's) fixed rate (default: the latest record's)")
 	doc := fs.String("doc", "", "write the Markdown report here")
 	out := fs.String("json", "", "write the JSON record here")
 	command := fs.String("command", "", "the command line to print in the report")
@@ -52,6 +52,9 @@ func main() {
 	secs := fs.Duration("for", 15*time.Second, "probe: how long")
 	maxConns := fs.Int("max-conns", 0, "probe: the server's pool size (0: its default)")
 	probeJobs := fs.Bool("jobs", false, "probe: run the server's background jobs")
+	preRate := fs.Float64("before-rate", 0, "probe: redemptions per second of an unmeasured load before the probe's warm-up")
+	preFor := fs.Duration("before-for", 15*time.Second, "probe: how long the load of -before-rate runs")
+	ledger := fs.Int("ledger", 0, "probe: seed a ledger of this many coupons first, most of them redeemed, with their flows, transitions and orders")
 	filler := fs.Int("filler", 0, "probe: issue this many more coupons first, in a campaign of their own, so the probe runs on a coupons table the size of the full run's (about 2,800,000)")
 	webhook := fs.Bool("webhook", false, "probe: with one webhook endpoint subscribed to every event type, at a receiver on loopback")
 	_ = fs.Parse(os.Args[2:])
@@ -88,7 +91,7 @@ func main() {
 		}
 		md, rec = res.Markdown(*command), res
 	case "probe":
-		out, err := perf.Probe(ctx, perf.ProbeConfig{Env: env, Rate: *rate, Duration: *secs, MaxConns: *maxConns, ServerProcs: *serverProcs, GeneratorProcs: *generatorProcs, Webhook: *webhook, Jobs: *probeJobs, Sample: *probeSample, WarmAtRate: *probeWarm, Filler: *filler, Log: logf})
+		out, err := perf.Probe(ctx, perf.ProbeConfig{Env: env, Rate: *rate, Duration: *secs, MaxConns: *maxConns, ServerProcs: *serverProcs, GeneratorProcs: *generatorProcs, Webhook: *webhook, Jobs: *probeJobs, Sample: *probeSample, WarmAtRate: *probeWarm, Filler: *filler, PreRate: *preRate, Ledger: *ledger, PreFor: *preFor, Log: logf})
 		fmt.Print(out)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "probe:", err)
