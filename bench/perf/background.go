@@ -37,6 +37,10 @@ type BackgroundRow struct {
 	QuietSecs   float64  `json:"quiet_wall_seconds,omitempty"`
 	DuringSecs  float64  `json:"during_wall_seconds,omitempty"`
 	DuringWorst []Window `json:"during_worst_seconds,omitempty"`
+	// QuietWorst are the worst one-second windows of the quiet run: its
+	// p99 is the ratio's denominator, and a stall there moves the ratio as
+	// much as one beside the work.
+	QuietWorst []Window `json:"quiet_worst_seconds,omitempty"`
 }
 
 // ExportRun is one timed export.
@@ -127,7 +131,9 @@ func underBackground(ctx context.Context, fx *harness.Fixture, url, clerk string
 	}
 	row := BackgroundRow{Name: name, Rate: round(rate), Work: what}
 	cpu0, t0 := readCPU(fx), time.Now()
-	row.Quiet = load.Summarise(attack("bgq-", secs), nil)
+	quiet := attack("bgq-", secs)
+	row.Quiet = load.Summarise(quiet, nil)
+	row.QuietWorst = worst(windows(quiet), 5)
 	cpu1, t1 := readCPU(fx), time.Now()
 	row.QuietSecs = round(t1.Sub(t0).Seconds())
 	row.QuietCPU = cpu1.since(cpu0)
@@ -175,8 +181,7 @@ func underBackground(ctx context.Context, fx *harness.Fixture, url, clerk string
 	<-done
 	row.During = load.Summarise(during, nil)
 	row.DuringCPU, row.DuringSecs = readCPU(fx).since(cpu1), round(time.Since(t1).Seconds())
-	sort.SliceStable(ws, func(i, j int) bool { return ws[i].P99 > ws[j].P99 })
-	row.DuringWorst = ws[:min(5, len(ws))]
+	row.DuringWorst = worst(ws, 5)
 	if row.WorkRuns > 0 {
 		row.WorkSecs = round(spent.Seconds() / float64(row.WorkRuns))
 	}
@@ -188,3 +193,10 @@ func underBackground(ctx context.Context, fx *harness.Fixture, url, clerk string
 // reconciliation of a ledger of a few million coupons beside the load takes
 // minutes.
 const maxBackground = 6 * time.Minute
+
+// worst returns the n windows of ws with the highest p99, highest first.
+func worst(ws []Window, n int) []Window {
+	ws = append([]Window(nil), ws...)
+	sort.SliceStable(ws, func(i, j int) bool { return ws[i].P99 > ws[j].P99 })
+	return ws[:min(n, len(ws))]
+}

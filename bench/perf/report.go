@@ -791,8 +791,12 @@ func (r *Result) backgroundMarkdown(p func(string, ...any)) {
 			continue
 		}
 		cpu := func(c map[string]float64, secs float64) string { return fmt.Sprintf("%s of %.0f", cpuText(c), 2*secs) }
-		p("\n%s: CPU seconds quiet: %s; beside the work: %s. The worst seconds beside the work (from its start): %s.\n",
-			b.Work, cpu(b.QuietCPU, b.QuietSecs), cpu(b.DuringCPU, b.DuringSecs), worstWindows(b.DuringWorst, 5))
+		quiet := ""
+		if len(b.QuietWorst) > 0 {
+			quiet = fmt.Sprintf(" The worst seconds of the quiet run: %s.", worstWindows(b.QuietWorst, 5))
+		}
+		p("\n%s: CPU seconds quiet: %s; beside the work: %s. The worst seconds beside the work (from its start): %s.%s\n",
+			b.Work, cpu(b.QuietCPU, b.QuietSecs), cpu(b.DuringCPU, b.DuringSecs), worstWindows(b.DuringWorst, 5), quiet)
 	}
 }
 

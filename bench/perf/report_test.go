@@ -133,11 +133,13 @@ func TestReportBackgroundEvidence(t *testing.T) {
 		QuietSecs: 20, DuringSecs: 40,
 		QuietCPU:    map[string]float64{"coupond server": 3, "postgresql (all processes)": 5, "machine (all processes)": 11},
 		DuringCPU:   map[string]float64{"coupond server": 6, "postgresql (all processes)": 14, "postgresql autovacuum": 2, "machine (all processes)": 26},
-		DuringWorst: []Window{{Second: 17, P99: 90}, {Second: 3, P99: 40}}}}}
+		DuringWorst: []Window{{Second: 17, P99: 90}, {Second: 3, P99: 40}},
+		QuietWorst:  worst([]Window{{Second: 2, P99: 9}, {Second: 11, P99: 31}, {Second: 5, P99: 12}}, 2)}}}
 	md := r.Markdown("ONLY=reconciliation bench/run.sh perf")
 	want := "runJob(reconciliation): CPU seconds quiet: server 3.0, generator 0.0, PostgreSQL 5.0 (client backends 0.0, autovacuum 0.0, " +
 		"other 0.0), machine 11.0 of 40; beside the work: server 6.0, generator 0.0, PostgreSQL 14.0 (client backends 0.0, autovacuum 2.0, " +
-		"other 0.0), machine 26.0 of 80. The worst seconds beside the work (from its start): second 17: p99 90 ms, second 3: p99 40 ms."
+		"other 0.0), machine 26.0 of 80. The worst seconds beside the work (from its start): second 17: p99 90 ms, second 3: p99 40 ms. " +
+		"The worst seconds of the quiet run: second 11: p99 31 ms, second 5: p99 12 ms."
 	if !strings.Contains(md, want) {
 		t.Fatalf("report lacks %q:\n%s", want, md)
 	}
