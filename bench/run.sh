@@ -45,7 +45,10 @@
 #                               WEBHOOK=1 with one subscribed endpoint (and the
 #                               deliveries' drain and lag); PROBE_SQL='...' runs
 #                               that SQL on the probe's database before the load,
-#                               for trying a schema change
+#                               for trying a schema change; PROBE_ARGS passes
+#                               more of coupond-bench's probe flags, e.g.
+#                               '-filler 2800000 -ledger 1000000 -jobs -sample'
+#                               for a database and a server like the full run's
 #
 # Environment: PGHOST (127.0.0.1), PGPORT (5432), BENCH_ADMIN_DB (test), an
 # existing database used to create and drop coupond_bench* databases;
@@ -118,6 +121,6 @@ case "$what" in
     keep=${PROBE_DIR:-/tmp/coupond-probe}
     mkdir -p "$keep" && cp "$tmp/coupond" "$keep/coupond"
     "$tmp/coupond-bench" probe "${common[@]}" -bin "$keep/coupond" -dir "$keep" -rate "${RATE:-200}" -for "${FOR:-15s}" \
-      ${WEBHOOK:+-webhook} ;;
+      ${WEBHOOK:+-webhook} ${PROBE_ARGS:-} ;;
   *) echo "usage: bench/run.sh [perf|faults|all|probe]" >&2; exit 2 ;;
 esac
