@@ -268,6 +268,32 @@ func (c *codes) ensure(n int) error {
 	return nil
 }
 
+// refillingPool returns a pool of list that refills (ensure) with campaigns
+// named name-2, name-3, ... made by issue, each settled before the run that
+// needed it.
+func refillingPool(ctx context.Context, cfg Config, fx *harness.Fixture, name string, list []string,
+	issue func(name string, n int) ([]string, error)) *codes {
+	c, k := &codes{list: list}, 1
+	c.refill = func(n int) ([]string, error) {
+		k++
+		cfg.logf("  %s: %d codes left, %d more (campaign %d)", name, c.left(), n, k)
+		more, err := issue(fmt.Sprintf("%s-%d", name, k), n)
+		if err != nil {
+			return nil, fmt.Errorf("refill %s: %w", name, err)
+		}
+		return more, settle(ctx, fx)
+	}
+	return c
+}
+
+// campaignCodes issues a plain campaign of n codes on fx and returns them.
+func campaignCodes(ctx context.Context, fx *harness.Fixture) func(name string, n int) ([]string, error) {
+	return func(name string, n int) ([]string, error) {
+		_, _, list, err := fx.Campaign(ctx, name, n)
+		return list, err
+	}
+}
+
 // opsFor is the codes a constant run at rate for d takes, with a margin.
 func opsFor(rate float64, d time.Duration) int { return int(rate*d.Seconds()*1.1) + 1000 }
 
@@ -409,20 +435,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	pool := &codes{list: list}
 	// On a fast machine the knee's steps up, the rows at half the knee and
 	// the work beside them take more codes than the campaign holds: the pool
 	// refills with campaigns of its own before a run that needs more.
-	refills := 0
-	pool.refill = func(n int) ([]string, error) {
-		refills++
-		cfg.logf("  %d codes left, %d more (load campaign %d)", pool.left(), n, refills+1)
-		_, _, more, err := fx.Campaign(ctx, fmt.Sprintf("load-%d", refills+1), n)
-		if err != nil {
-			return nil, fmt.Errorf("refill the load's codes: %w", err)
-		}
-		return more, settle(ctx, fx)
-	}
+	pool := refillingPool(ctx, cfg, fx, "load", list, campaignCodes(ctx, fx))
 	// ensure is pool.ensure, logged: a failed refill leaves the runs short
 	// of codes, and their failures show in their rows.
 	ensure := func(n int) {

@@ -119,21 +119,12 @@ func productScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 	rows.Window = fmt.Sprintf("%s-%s", window["from"], window["to"])
 	cfg.logf("products: plain and rules campaigns of %d codes each (window %s)", n, rows.Window)
 	sidePool := func(name string, extra map[string]any) (*codes, error) {
-		list, err := productCampaign(ctx, fx, name, n, extra)
+		issue := func(name string, n int) ([]string, error) { return productCampaign(ctx, fx, name, n, extra) }
+		list, err := issue(name, n)
 		if err != nil {
 			return nil, err
 		}
-		c, k := &codes{list: list}, 1
-		c.refill = func(more int) ([]string, error) {
-			k++
-			cfg.logf("  %s: %d codes left, %d more (campaign %d)", name, c.left(), more, k)
-			list, err := productCampaign(ctx, fx, fmt.Sprintf("%s-%d", name, k), more, extra)
-			if err != nil {
-				return nil, err
-			}
-			return list, settle(ctx, fx)
-		}
-		return c, nil
+		return refillingPool(ctx, cfg, fx, name, list, issue), nil
 	}
 	plainPool, err := sidePool("products-plain", nil)
 	if err != nil {

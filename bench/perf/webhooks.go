@@ -2,7 +2,6 @@ package perf
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -63,26 +62,11 @@ func webhookScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 	if err != nil {
 		return err
 	}
-	pool := &codes{list: list}
 	// The steps go on down to half the knee: on a fast machine they take
 	// more codes than the campaign has, so each run first tops the pool up
 	// with a campaign of its own when it holds less than the run takes.
-	refills := 0
-	topUp := func(rate float64, d time.Duration) error {
-		need := int(rate*(d+warmUpFor).Seconds()*1.1) + 1000
-		if pool.left() >= need {
-			return nil
-		}
-		refills++
-		n := max(need, nLoad/4)
-		cfg.logf("webhooks: %d codes left, %d more (campaign %d)", pool.left(), n, refills)
-		_, _, more, err := fx.Campaign(ctx, fmt.Sprintf("webhooks-%d", refills), n)
-		if err != nil {
-			return err
-		}
-		pool.add(more)
-		return settle(ctx, fx)
-	}
+	pool := refillingPool(ctx, cfg, fx, "webhooks", list, campaignCodes(ctx, fx))
+	topUp := func(rate float64, d time.Duration) error { return pool.ensure(opsFor(rate, warmUpFor+d)) }
 	var rid atomic.Int64
 	next := func(prefix string) func(int) load.Op {
 		return func(int) load.Op {
