@@ -135,6 +135,38 @@ func (w *pipelineWorld) count(table, where string, args ...any) int64 {
 	return n
 }
 
+// wantDefaultPlans checks that every open connection of the pool plans as
+// PostgreSQL's default does: the generic plan a batch asks for
+// (models.RedeemOnceAll) lasts until its commit and no longer, so the
+// statements that run on its connection afterwards are planned as usual.
+func (w *pipelineWorld) wantDefaultPlans() {
+	w.t.Helper()
+	ctx := context.Background()
+	sqlDB, err := w.db.DB()
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	open := sqlDB.Stats().OpenConnections
+	if open == 0 {
+		w.t.Fatal("no connection open after the batch")
+	}
+	// Holding every connection at once makes each one a different one.
+	for i := range open {
+		conn, err := sqlDB.Conn(ctx)
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		defer conn.Close()
+		var mode string
+		if err := conn.QueryRowContext(ctx, "SHOW plan_cache_mode").Scan(&mode); err != nil {
+			w.t.Fatal(err)
+		}
+		if mode != "auto" {
+			w.t.Fatalf("connection %d of %d plans with plan_cache_mode %q after the batch, want auto", i+1, open, mode)
+		}
+	}
+}
+
 // Forty-eight redemptions queue while the first waits for a connection:
 // they commit together, in one transaction, and each is answered with its
 // own flow, order and event. A forty-ninth whose request ends while it is
@@ -180,6 +212,7 @@ func TestPipelineCommitsQueuedRedemptionsTogether(t *testing.T) {
 	if got := w.distinctXmin(ids); got != 1 {
 		t.Fatalf("the %d queued redemptions committed in %d transactions, want 1", n, got)
 	}
+	w.wantDefaultPlans()
 	for _, c := range []struct {
 		table, where string
 		want         int64
