@@ -5,6 +5,7 @@ import (
 	"encoding/base32"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -269,35 +270,45 @@ func EventsByID(db *gorm.DB, merchantID int64, ids []int64) ([]OutboxEvent, erro
 	return out, err
 }
 
-// CountEventsSince counts the stored events from a watermark on, for a
-// count that stays exact as the outbox grows without reading all of it each
-// time (events are never deleted). It returns the next watermark, how many
-// events lie between the two watermarks (settled: none can be added there
-// any more), and how many are visible from mark on (settled or not). The
-// first watermark is 0, and the first call reads every event.
+// EventWatermark returns the watermark below which no event can be added
+// any more, for a count of the outbox that stays exact as it grows without
+// reading all of it each time (events are never deleted): the events below
+// one watermark are counted once (CountEvents) and kept, and the next count
+// starts from it. Watermarks only grow; the first is 0.
 //
-// On PostgreSQL the watermark is a transaction id: events whose txid is
-// below the oldest transaction still running (the snapshot's xmin) were
-// written by transactions that have ended, so no event can join them, and
-// each merchant's part is a range of outbox_events_feed. On SQLite, whose
-// writers take turns so that ids are in commit order, it is an id.
-func CountEventsSince(db *gorm.DB, mark int64) (next, settled, visible int64, err error) {
-	var r struct{ Next, Settled, Visible int64 }
+// On PostgreSQL the watermark is a transaction id, the snapshot's xmin:
+// events whose txid is below the oldest transaction still running were
+// written by transactions that have ended, so no event can join them. On
+// SQLite, whose writers take turns so that ids are in commit order, it is
+// the id after the last one stored.
+func EventWatermark(db *gorm.DB) (int64, error) {
+	var mark int64
+	q := `SELECT COALESCE(MAX(id), 0) + 1 FROM outbox_events`
 	if DialectOfDB(db) == Postgres {
-		err = db.Raw(`SELECT x.xmin AS next, COUNT(e.id) FILTER (WHERE e.txid < x.xmin) AS settled, COUNT(e.id) AS visible
-FROM (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin) x
-CROSS JOIN merchants m
-LEFT JOIN outbox_events e ON e.merchant_id = m.id AND e.txid >= ?
-GROUP BY x.xmin`, mark).Scan(&r).Error
-		if err == nil && r.Next == 0 {
-			// No merchant yet: nothing to count, nothing settled.
-			r.Next = mark
-		}
-		return r.Next, r.Settled, r.Visible, err
+		q = `SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint`
 	}
-	err = db.Raw(`SELECT COALESCE(MAX(id), ?) AS next, COUNT(*) AS settled, COUNT(*) AS visible FROM outbox_events WHERE id > ?`,
-		mark, mark).Scan(&r).Error
-	return r.Next, r.Settled, r.Visible, err
+	err := db.Raw(q).Scan(&mark).Error
+	return mark, err
+}
+
+// CountEvents counts the stored events whose watermark key (EventWatermark:
+// the writing transaction's id on PostgreSQL, the id on SQLite) is at least
+// from and, when to is above 0, below to. The events from the latest
+// watermark on are those visible now, some of which may still be joined by
+// others; the ones between two watermarks are settled. Its cost follows the
+// events in the range: on PostgreSQL each merchant's part is a range of
+// outbox_events_feed.
+func CountEvents(db *gorm.DB, from, to int64) (int64, error) {
+	if to <= 0 {
+		to = math.MaxInt64
+	}
+	var n int64
+	q := `SELECT COUNT(*) FROM outbox_events WHERE id >= ? AND id < ?`
+	if DialectOfDB(db) == Postgres {
+		q = `SELECT COUNT(e.id) FROM merchants m JOIN outbox_events e ON e.merchant_id = m.id AND e.txid >= ? AND e.txid < ?`
+	}
+	err := db.Raw(q, from, to).Scan(&n).Error
+	return n, err
 }
 
 // joinTypes is the stored form of an endpoint's subscribed types.

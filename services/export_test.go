@@ -276,3 +276,12 @@ func SkipUnderRace(t testing.TB) {
 		t.Skip("run without the race detector by scripts/test.sh")
 	}
 }
+
+// SetEventCountSpan makes w's next count of the outbox's events start with
+// statements over span watermark keys, so that a small outbox is read in
+// many statements.
+func SetEventCountSpan(w *Webhooks, span int64) {
+	w.events.mu.Lock()
+	w.events.span = span
+	w.events.mu.Unlock()
+}

@@ -186,7 +186,8 @@ func New(db *gorm.DB, o Options) *Services {
 	if o.Resolver == nil {
 		o.Resolver = net.DefaultResolver
 	}
-	svc.Webhooks = &Webhooks{db: db, now: o.Now, audit: audit, allowPrivate: o.AllowPrivateWebhooks, resolver: o.Resolver}
+	svc.Webhooks = &Webhooks{db: db, now: o.Now, audit: audit, allowPrivate: o.AllowPrivateWebhooks, resolver: o.Resolver,
+		tills: t}
 	svc.JobRuns = newJobRuns(db, read, o.Now, o.Logger, svc.Compensation, svc.Reconciliation, svc.Statements, svc.Expiry)
 	return svc
 }

@@ -31,15 +31,19 @@ type Webhooks struct {
 	// events keeps Metrics' count of the outbox's events from reading
 	// every event at every call.
 	events eventTally
+	// tills paces the count beside the redemptions.
+	tills *tills
 }
 
 // eventTally is a count of the outbox's events kept from one reading to the
-// next: the events settled below mark (models.CountEventsSince) are
-// counted once and kept.
+// next: the events below mark (models.EventWatermark) are counted once and
+// kept in settled. span is the width of the watermark range the next
+// statement of a count reads.
 type eventTally struct {
 	mu      sync.Mutex
 	mark    int64
 	settled int64
+	span    int64
 }
 
 // Resolver looks host names up; net.DefaultResolver is one.
@@ -623,7 +627,7 @@ func (s *Webhooks) Metrics(ctx context.Context) (WebhookMetrics, error) {
 	db := s.db.WithContext(ctx)
 	out := WebhookMetrics{Deliveries: map[models.DeliveryStatus]int64{}}
 	var err error
-	if out.Events, err = s.countEvents(db); err != nil {
+	if out.Events, err = s.countEvents(ctx, db); err != nil {
 		return out, err
 	}
 	counts, err := models.CountUndelivered(db)
@@ -638,16 +642,59 @@ func (s *Webhooks) Metrics(ctx context.Context) (WebhookMetrics, error) {
 }
 
 // countEvents returns how many events the outbox holds, reading only those
-// from the tally's watermark on.
-func (s *Webhooks) countEvents(db *gorm.DB) (int64, error) {
+// from the tally's watermark on. It reads the range up to the new watermark
+// in statements of about eventCountTarget each (the span adapts to it), and
+// while the tills are busy rests eventCountPause times as long after each:
+// half a minute of events at the knee is some 150,000 rows, which in one
+// statement held a core of the database for up to a third of a second, and
+// the requests queued behind it (docs/TUNING.md). A count that fails keeps
+// what it settled; the next one goes on from there.
+func (s *Webhooks) countEvents(ctx context.Context, db *gorm.DB) (int64, error) {
 	t := &s.events
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	next, settled, visible, err := models.CountEventsSince(db, t.mark)
+	below, err := models.EventWatermark(db)
 	if err != nil {
 		return 0, err
 	}
-	n := t.settled + visible
-	t.mark, t.settled = next, t.settled+settled
-	return n, nil
+	if t.span <= 0 {
+		t.span = eventCountSpan
+	}
+	for t.mark < below {
+		to := min(t.mark+t.span, below)
+		began := time.Now()
+		n, err := models.CountEvents(db, t.mark, to)
+		if err != nil {
+			return 0, err
+		}
+		took := time.Since(began)
+		t.mark, t.settled = to, t.settled+n
+		switch {
+		case took > eventCountTarget && t.span > eventCountMinSpan:
+			t.span /= 2
+		case took < eventCountTarget/2 && t.span < eventCountMaxSpan:
+			t.span *= 2
+		}
+		if t.mark < below && s.tills.busy() && !rest(ctx, eventCountPause*took) {
+			return 0, ctx.Err()
+		}
+	}
+	visible, err := models.CountEvents(db, below, 0)
+	if err != nil {
+		return 0, err
+	}
+	return t.settled + visible, nil
 }
+
+// The bounds of countEvents' statements: the span (transaction ids on
+// PostgreSQL, event ids on SQLite) its first statement reads and the least
+// and most it adapts to, the time it aims each statement at, and how many
+// times that a count rests after each while the tills are busy (a count
+// then takes a quarter of one core of the database at most).
+const (
+	eventCountSpan    = 4096
+	eventCountMinSpan = 64
+	eventCountMaxSpan = 1 << 30
+	eventCountTarget  = 5 * time.Millisecond
+	eventCountPause   = 3
+)

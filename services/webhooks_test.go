@@ -748,11 +748,14 @@ func TestWebhookLateClaimHandedBack(t *testing.T) {
 // redemptions commit at once, and on PostgreSQL across a transaction that
 // holds its event uncommitted while a later one commits: the event count
 // read from the watermark on must equal the events stored after every
-// reading, and must take in the late commit. The deliveries' gauges count
-// the PENDING and FAILED ones.
+// reading, and must take in the late commit. The count reads the outbox in
+// statements over one watermark key at first, so that their boundaries fall
+// between the events. The deliveries' gauges count the PENDING and FAILED
+// ones.
 func TestWebhookMetricsCountEveryEvent(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		w := newWorldWith(t, db, true, allowPrivate)
+		services.SetEventCountSpan(w.svc.Webhooks, 1)
 		ctx := context.Background()
 		ep, err := w.svc.Webhooks.CreateEndpoint(ctx, w.admin, services.WebhookEndpointInput{URL: "http://127.0.0.1:9/hook",
 			Events: []string{models.EventRedemptionSucceeded}})
