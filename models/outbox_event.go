@@ -303,11 +303,23 @@ func CountEvents(db *gorm.DB, from, to int64) (int64, error) {
 		to = math.MaxInt64
 	}
 	var n int64
-	q := `SELECT COUNT(*) FROM outbox_events WHERE id >= ? AND id < ?`
-	if DialectOfDB(db) == Postgres {
-		q = `SELECT COUNT(e.id) FROM merchants m JOIN outbox_events e ON e.merchant_id = m.id AND e.txid >= ? AND e.txid < ?`
+	if DialectOfDB(db) != Postgres {
+		err := db.Raw(`SELECT COUNT(*) FROM outbox_events WHERE id >= ? AND id < ?`, from, to).Scan(&n).Error
+		return n, err
 	}
-	err := db.Raw(q, from, to).Scan(&n).Error
+	// The statement is prepared once per connection, and after five runs
+	// PostgreSQL may keep a generic plan, made without the range: it
+	// guesses a share of the whole outbox and scans all of it (64 ms over
+	// 800,000 events against 3.6 ms for the 10,000 in range; in the
+	// benchmark 50-250 ms for every statement of a count, whatever its
+	// range). Each run is planned for its range instead.
+	err := db.Transaction(func(tx *gorm.DB) error {
+		if err := tx.Exec("SET LOCAL plan_cache_mode = force_custom_plan").Error; err != nil {
+			return err
+		}
+		return tx.Raw(`SELECT COUNT(e.id) FROM merchants m JOIN outbox_events e ON e.merchant_id = m.id AND e.txid >= ? AND e.txid < ?`,
+			from, to).Scan(&n).Error
+	})
 	return n, err
 }
 
