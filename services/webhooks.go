@@ -643,7 +643,7 @@ func (s *Webhooks) Metrics(ctx context.Context) (WebhookMetrics, error) {
 
 // countEvents returns how many events the outbox holds, reading only those
 // from the tally's watermark on. It reads the range up to the new watermark
-// in statements of about eventCountTarget each (the span adapts to it), and
+// in statements of about eventCountTarget each (nextEventSpan), and
 // while the tills are busy rests eventCountPause times as long after each:
 // half a minute of events at the knee is some 150,000 rows, which in one
 // statement held a core of the database for up to a third of a second, and
@@ -668,13 +668,9 @@ func (s *Webhooks) countEvents(ctx context.Context, db *gorm.DB) (int64, error) 
 			return 0, err
 		}
 		took := time.Since(began)
+		full := to-t.mark == t.span
 		t.mark, t.settled = to, t.settled+n
-		switch {
-		case took > eventCountTarget && t.span > eventCountMinSpan:
-			t.span /= 2
-		case took < eventCountTarget/2 && t.span < eventCountMaxSpan:
-			t.span *= 2
-		}
+		t.span = nextEventSpan(t.span, took, full)
 		if t.mark < below && s.tills.busy() && !rest(ctx, eventCountPause*took) {
 			return 0, ctx.Err()
 		}
@@ -684,6 +680,23 @@ func (s *Webhooks) countEvents(ctx context.Context, db *gorm.DB) (int64, error) 
 		return 0, err
 	}
 	return t.settled + visible, nil
+}
+
+// nextEventSpan is the span of the statement after one over span that took
+// took: scaled toward eventCountTarget, at most doubled, and not grown after
+// a statement the watermark cut short (one that read all there was says
+// nothing of how long a full span takes: after a quiet spell the next
+// reading's first statement would otherwise read half a minute of the
+// tills' events at once).
+func nextEventSpan(span int64, took time.Duration, full bool) int64 {
+	next := 2 * span
+	if took > 0 {
+		next = min(next, int64(float64(span)*float64(eventCountTarget)/float64(took)))
+	}
+	if !full {
+		next = min(next, span)
+	}
+	return min(max(next, eventCountMinSpan), eventCountMaxSpan)
 }
 
 // The bounds of countEvents' statements: the span (transaction ids on
