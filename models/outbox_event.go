@@ -307,19 +307,14 @@ func CountEvents(db *gorm.DB, from, to int64) (int64, error) {
 		err := db.Raw(`SELECT COUNT(*) FROM outbox_events WHERE id >= ? AND id < ?`, from, to).Scan(&n).Error
 		return n, err
 	}
-	// The statement is prepared once per connection, and after five runs
-	// PostgreSQL may keep a generic plan, made without the range: it
-	// guesses a share of the whole outbox and scans all of it (64 ms over
-	// 800,000 events against 3.6 ms for the 10,000 in range; in the
-	// benchmark 50-250 ms for every statement of a count, whatever its
-	// range). Each run is planned for its range instead.
-	err := db.Transaction(func(tx *gorm.DB) error {
-		if err := tx.Exec("SET LOCAL plan_cache_mode = force_custom_plan").Error; err != nil {
-			return err
-		}
-		return tx.Raw(`SELECT COUNT(e.id) FROM merchants m JOIN outbox_events e ON e.merchant_id = m.id AND e.txid >= ? AND e.txid < ?`,
-			from, to).Scan(&n).Error
-	})
+	// One index range of outbox_events_feed per merchant: joined plainly,
+	// PostgreSQL read the txid range out of the whole index, every
+	// merchant's part of it (a bitmap scan on txid alone: 80-140 ms per
+	// statement over a few million events, whatever the range), and a
+	// generic plan of the plain join scanned the table.
+	err := db.Raw(`SELECT COALESCE(SUM(x.n), 0) FROM merchants m
+CROSS JOIN LATERAL (SELECT COUNT(*) AS n FROM outbox_events e WHERE e.merchant_id = m.id AND e.txid >= ? AND e.txid < ?) x`,
+		from, to).Scan(&n).Error
 	return n, err
 }
 
