@@ -54,7 +54,12 @@
 # existing database used to create and drop coupond_bench* databases;
 # KEEP_DBS=1 keeps the scenarios' databases after the run (dropped by default);
 # KEEP_TMP=1 keeps the temporary directory, with the servers' logs, after a run
-# that passed too (a failed run always keeps it).
+# that passed too (a failed run always keeps it);
+# DIRTY_BACKGROUND_BYTES: the kernel's vm.dirty_background_bytes during perf
+# and probe runs (default 8 MiB, the setting docs/operations.md advises for a
+# PostgreSQL host; 0 leaves the host's writeback settings alone). The perf run
+# also measures its row at half the knee with the host's own settings. The
+# host's settings come back when the run ends, however it ends.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-perf}
@@ -79,7 +84,18 @@ cleanup() {
     done
   fi
 }
-trap cleanup EXIT
+# The host's writeback threshold, given back on exit even when the run is
+# killed before it could do so itself.
+wb_bytes=$(cat /proc/sys/vm/dirty_background_bytes 2>/dev/null || true)
+wb_ratio=$(cat /proc/sys/vm/dirty_background_ratio 2>/dev/null || true)
+own_writeback() {
+  if [ -n "$wb_bytes" ] && [ "$wb_bytes" != 0 ]; then
+    echo "$wb_bytes" >/proc/sys/vm/dirty_background_bytes 2>/dev/null || true
+  elif [ -n "$wb_ratio" ]; then
+    echo "$wb_ratio" >/proc/sys/vm/dirty_background_ratio 2>/dev/null || true
+  fi
+}
+trap 'rc=$?; own_writeback; (exit $rc); cleanup' EXIT
 go build -o "$tmp/coupond" ./cmd/coupond
 # The fault suite's server can SIGKILL itself at the protocol's crash points
 # (serve --crash-at), which only a build with -tags crashpoints carries.
@@ -92,6 +108,7 @@ docs=${BENCH_OUT:-docs}
 results=${BENCH_OUT:-bench/results}
 mkdir -p "$results" "$docs"
 common=(-bin "$tmp/coupond" -dir "$tmp" -pg-host "${PGHOST:-127.0.0.1}" -pg-port "${PGPORT:-5432}" -admin-db "${BENCH_ADMIN_DB:-test}")
+if [ -n "${DIRTY_BACKGROUND_BYTES:-}" ]; then common+=(-dirty-background-bytes "$DIRTY_BACKGROUND_BYTES"); fi
 run_perf() {
   local q=() cmd="bench/run.sh perf"
   if [ -n "${QUICK:-}" ]; then q=(-quick); cmd="QUICK=1 bench/run.sh perf"; fi

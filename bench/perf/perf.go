@@ -26,6 +26,11 @@ import (
 // Config sizes a run.
 type Config struct {
 	Quick bool
+	// DirtyBackgroundBytes is the kernel's vm.dirty_background_bytes during
+	// the run (DefaultDirtyBackgroundBytes: the setting docs/operations.md
+	// advises); 0 leaves the host's writeback settings as they are. The
+	// host's own come back after the run.
+	DirtyBackgroundBytes int64
 	// Only, when "redis", runs the Redis on/off comparison on three
 	// replicas alone, at half of Knee.
 	Only string
@@ -139,11 +144,14 @@ type Result struct {
 	// Separate are the latest records of the ONLY runs of scale,
 	// reconciliation and webhooks, found beside this record; the full
 	// report shows their sections, each with its own date and record.
-	Separate  []SeparateRun `json:"-"`
-	Date      string        `json:"date"`
-	Quick     bool          `json:"quick"`
-	Host      string        `json:"host"`
-	Baselines []Baseline    `json:"baselines"`
+	Separate []SeparateRun `json:"-"`
+	Date     string        `json:"date"`
+	Quick    bool          `json:"quick"`
+	Host     string        `json:"host"`
+	// Writeback is the kernel's writeback settings before and during the
+	// run.
+	Writeback *HostWriteback `json:"writeback,omitempty"`
+	Baselines []Baseline     `json:"baselines"`
 	// BaselinesAfter are the same pgbench runs again right after the ramp,
 	// so the knee is compared with the database's limit on both sides of it.
 	BaselinesAfter []Baseline `json:"baselines_after,omitempty"`
@@ -330,6 +338,10 @@ func (c *codes) take() string {
 // the rate.
 const warmUpFor = 3 * time.Second
 
+// halfKneeHostWriteback names the row at half the knee run with the host's
+// own kernel writeback settings, beside the run's (DirtyBackgroundBytes).
+const halfKneeHostWriteback = "constant at half the knee, the host's own kernel writeback"
+
 // warmUpAt sends next's redemptions to url at rate for warmUpFor, unmeasured,
 // before a measured run at that rate.
 func warmUpAt(ctx context.Context, url, token string, rate float64, next func(int) load.Op) {
@@ -347,6 +359,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.Host, _ = os.Hostname()
 	res.LoadAvg = append(res.LoadAvg, loadavg())
 	host0 := harness.ReadHostCPU()
+	wb, ownWriteback := setWriteback(cfg.DirtyBackgroundBytes)
+	defer ownWriteback()
+	res.Writeback = wb
+	switch {
+	case wb.Set:
+		cfg.logf("kernel writeback for the run: %s (the host's: %s)", wb.During, wb.Before)
+	case wb.Err != "":
+		cfg.logf("kernel writeback left as the host has it (%s): %s", wb.Before, wb.Err)
+	}
 	if cfg.Only == "redis" || cfg.Only == "scale" || cfg.Only == "reconciliation" || cfg.Only == "export" || cfg.Only == "products" ||
 		cfg.Only == "webhooks" || cfg.Only == "sqlite" {
 		res.Only = cfg.Only
@@ -534,7 +555,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.KneeHoldSecs = stepSecs.Seconds()
 	// constantRun runs rate for stepSecs; at the knee it also profiles the
 	// server and reads the WAL and wait events.
-	constantRun := func(name string, rate float64, atKnee bool) (Scenario, error) {
+	constantRunFor := func(name string, rate float64, atKnee bool, stepSecs time.Duration) (Scenario, error) {
 		cfg.logf("%s: %.0f/s for %s", name, rate, stepSecs)
 		sm := harness.StartSampler(fx.Server, 200*time.Millisecond)
 		var prof *profiler
@@ -572,6 +593,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		s.History = &h
 		return s, nil
+	}
+	constantRun := func(name string, rate float64, atKnee bool) (Scenario, error) {
+		return constantRunFor(name, rate, atKnee, stepSecs)
 	}
 	// The sustained knee: step down from the ramp's knee by 10% until a
 	// constant run holds p99 <= 100 ms with no errors (at most six tries;
@@ -686,6 +710,27 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if err := audit(&s); err != nil {
 		return nil, err
+	}
+	// The same rate with the host's own writeback settings, for 40 s: at
+	// the kernel's defaults dirty pages are written once 30 s old, so the
+	// run holds at least one of the bursts the run's setting spreads out.
+	if wb.Set {
+		hostSecs := 40 * time.Second
+		if cfg.Quick {
+			hostSecs = stepSecs
+		}
+		ownWriteback()
+		warmUp(res.Knee/2, hostSecs, "warm-host-")
+		s, err = constantRunFor(halfKneeHostWriteback, res.Knee/2, false, hostSecs)
+		if err := applyWriteback(wb.During); err != nil {
+			return nil, err
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := audit(&s); err != nil {
+			return nil, err
+		}
 	}
 
 	// Reconciliation beside the tills, on the ledger the scenarios so far

@@ -59,7 +59,10 @@ type ProbeConfig struct {
 	// own, so the probe measures a coupons table (and its indexes) the size
 	// of the full run's rather than a fresh one.
 	Filler int
-	Log    func(format string, a ...any)
+	// DirtyBackgroundBytes is the kernel's vm.dirty_background_bytes during
+	// the probe, as Config's for a run; 0 leaves the host's.
+	DirtyBackgroundBytes int64
+	Log                  func(format string, a ...any)
 }
 
 // Probe runs one constant-rate redemption load against a fresh server and
@@ -75,6 +78,8 @@ func Probe(ctx context.Context, cfg ProbeConfig) (string, error) {
 		gp = cfg.GeneratorProcs
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(gp))
+	wb, ownWriteback := setWriteback(cfg.DirtyBackgroundBytes)
+	defer ownWriteback()
 	procs := cfg.ServerProcs
 	if procs == 0 {
 		procs = serverProcs()
@@ -198,6 +203,14 @@ func Probe(ctx context.Context, cfg ProbeConfig) (string, error) {
 	out := fmt.Sprintf("rate %.0f/s: ops %d ok %d fail %d unknown %d; p50 %.1f p95 %.1f p99 %.1f p99.9 %.1f max %.1f ms; ok/s %.0f\n",
 		cfg.Rate, st.Ops, st.OK, st.Fail, st.Unknown, st.P50, st.P95, st.P99, st.P999, st.Max, st.OKPerSec)
 	out += sampled + drain
+	out += fmt.Sprintf("kernel writeback: %s", wb.During)
+	switch {
+	case wb.Set:
+		out += fmt.Sprintf(" (set for the probe; the host's: %s)", wb.Before)
+	case wb.Err != "":
+		out += fmt.Sprintf(" (the host's; not set: %s)", wb.Err)
+	}
+	out += "\n"
 	out += fmt.Sprintf("CPU seconds (load and drain): %v\nhost CPU: idle %.1f%%, steal %.1f%%\nwait events: %v\n", cpu, host.IdlePct, host.StealPct, waits)
 	out += "p50/p99 ms by second of intended send:"
 	for _, w := range windows(recs) {

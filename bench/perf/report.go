@@ -231,6 +231,9 @@ func (r *Result) Markdown(command string) string {
 			"50-150 ms in every probe.\n\n",
 			r.ServerProcs, r.GeneratorProcs, warmUpFor.Seconds())
 	}
+	if t := r.writebackText(); t != "" {
+		p("%s\n\n", t)
+	}
 	p("Load average (1, 5, 15 min) at the start and end of the run: %s. Over the run the machine's CPU was idle %.1f%% of the "+
 		"time, and %.1f%% was *steal*: time the hypervisor gave the host's other virtual machines while this one had work to run. "+
 		"Steal comes and goes with the neighbours, so the absolute figures move from run to run; each scenario's share is in its "+
@@ -998,4 +1001,31 @@ func (r *Result) productsMarkdown(p func(string, ...any)) {
 		p("| %.0f/s | %.1f | %.4f | %s |\n", st.Rate, st.P99, st.ErrorRate, yesNo[st.Held])
 	}
 	p("\n")
+}
+
+// writebackText says which kernel writeback settings the run had and, when
+// it set its own, what the row at half the knee measured with the host's.
+func (r *Result) writebackText() string {
+	w := r.Writeback
+	if w == nil {
+		return ""
+	}
+	if !w.Set {
+		t := fmt.Sprintf("Kernel writeback: the host's own settings (%s)", w.During)
+		if w.Err != "" {
+			t += fmt.Sprintf("; the run could not set `vm.dirty_background_bytes` (%s)", w.Err)
+		}
+		return t + ". [operations.md](operations.md#kernel-writeback-on-the-postgresql-host) says what a PostgreSQL host needs."
+	}
+	t := fmt.Sprintf("Kernel writeback: the run set `vm.dirty_background_bytes` to %s, as "+
+		"[operations.md](operations.md#kernel-writeback-on-the-postgresql-host) advises for a PostgreSQL host; the host's own "+
+		"settings (%s) came back after the run.", mib(w.During.BackgroundBytes), w.Before)
+	half, own := r.scenario("constant at half the knee"), r.scenario(halfKneeHostWriteback)
+	if own.Stats.Ops == 0 {
+		return t
+	}
+	return t + fmt.Sprintf(" Right after the row at half the knee, the same rate ran for %.0f s with the host's own settings: "+
+		"p99 %.1f ms (p50 %.1f, p95 %.1f; %s), against %.1f ms (p50 %.1f, p95 %.1f) with the run's.",
+		own.Stats.Seconds, own.Stats.P99, own.Stats.P50, own.Stats.P95, worstWindows(own.Windows, 3),
+		half.Stats.P99, half.Stats.P50, half.Stats.P95)
 }

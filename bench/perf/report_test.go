@@ -201,3 +201,44 @@ func TestKneeBracket(t *testing.T) {
 		})
 	}
 }
+
+// The report says which kernel writeback settings the run had, and sets the
+// row with the host's own beside the row at half the knee.
+func TestReportWriteback(t *testing.T) {
+	host := Writeback{BackgroundRatio: 10, ExpireCentisecs: 3000, WritebackCentisecs: 500}
+	run := host
+	run.BackgroundBytes, run.BackgroundRatio = 8<<20, 0
+	tests := []struct {
+		name string
+		give *HostWriteback
+		rows []Scenario
+		want []string
+	}{
+		{name: "none recorded", give: nil},
+		{name: "set, with the host's row", give: &HostWriteback{Before: host, During: run, Set: true},
+			rows: []Scenario{
+				{Name: "constant at half the knee", Stats: load.Stats{Ops: 100, P50: 2, P95: 6, P99: 9.5}},
+				{Name: halfKneeHostWriteback, Stats: load.Stats{Ops: 100, Seconds: 40, P50: 2.5, P95: 7, P99: 48.2},
+					Windows: []Window{{Second: 0, P99: 8}, {Second: 31, P99: 61}}},
+			},
+			want: []string{"set `vm.dirty_background_bytes` to 8 MiB",
+				"the host's own settings (background writeback from 10% of memory dirty, pages written once 30 s old, checked every 5 s) came back",
+				"ran for 40 s with the host's own settings: p99 48.2 ms (p50 2.5, p95 7.0; second 31: p99 61 ms, second 0: p99 8 ms), against 9.5 ms"}},
+		{name: "refused", give: &HostWriteback{Before: host, During: host, Err: "permission denied"},
+			want: []string{"the host's own settings (background writeback from 10% of memory dirty", "could not set `vm.dirty_background_bytes` (permission denied)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &Result{Writeback: tt.give, Scenarios: tt.rows}
+			got := r.writebackText()
+			if tt.give == nil && got != "" {
+				t.Fatalf("got %q, want nothing", got)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("got %q, want it to hold %q", got, w)
+				}
+			}
+		})
+	}
+}

@@ -56,6 +56,7 @@ func main() {
 	preFor := fs.Duration("before-for", 15*time.Second, "probe: how long the load of -before-rate runs")
 	ledger := fs.Int("ledger", 0, "probe: seed a ledger of this many coupons first, most of them redeemed, with their flows, transitions and orders")
 	filler := fs.Int("filler", 0, "probe: issue this many more coupons first, in a campaign of their own, so the probe runs on a coupons table the size of the full run's (about 2,800,000)")
+	dirtyBackground := fs.Int64("dirty-background-bytes", perf.DefaultDirtyBackgroundBytes, "perf, probe: the kernel's vm.dirty_background_bytes during the run, given back afterwards (0: leave the host's writeback settings; docs/operations.md says why)")
 	webhook := fs.Bool("webhook", false, "probe: with one webhook endpoint subscribed to every event type, at a receiver on loopback")
 	_ = fs.Parse(os.Args[2:])
 	if *bin == "" && !strings.HasPrefix(cmd, "render") {
@@ -81,7 +82,7 @@ func main() {
 			}
 			logf("single-server knee %.0f/s, from the latest record", *knee)
 		}
-		res, err := perf.Run(ctx, perf.Config{Quick: *quick, Only: *only, Knee: *knee, Env: env, Log: logf})
+		res, err := perf.Run(ctx, perf.Config{Quick: *quick, Only: *only, Knee: *knee, DirtyBackgroundBytes: *dirtyBackground, Env: env, Log: logf})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "perf:", err)
 			os.Exit(1)
@@ -91,7 +92,7 @@ func main() {
 		}
 		md, rec = res.Markdown(*command), res
 	case "probe":
-		out, err := perf.Probe(ctx, perf.ProbeConfig{Env: env, Rate: *rate, Duration: *secs, MaxConns: *maxConns, ServerProcs: *serverProcs, GeneratorProcs: *generatorProcs, Webhook: *webhook, Jobs: *probeJobs, Sample: *probeSample, WarmAtRate: *probeWarm, Filler: *filler, PreRate: *preRate, Ledger: *ledger, PreFor: *preFor, Log: logf})
+		out, err := perf.Probe(ctx, perf.ProbeConfig{Env: env, Rate: *rate, Duration: *secs, MaxConns: *maxConns, ServerProcs: *serverProcs, GeneratorProcs: *generatorProcs, Webhook: *webhook, Jobs: *probeJobs, Sample: *probeSample, WarmAtRate: *probeWarm, Filler: *filler, PreRate: *preRate, Ledger: *ledger, PreFor: *preFor, DirtyBackgroundBytes: *dirtyBackground, Log: logf})
 		fmt.Print(out)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "probe:", err)
