@@ -43,6 +43,19 @@ func TestExportPacerRestsOnlyBesideTheTills(t *testing.T) {
 			}
 		})
 	}
+	// Beside the tills each rest is exportRestFactor times the batch before.
+	tl := &tills{}
+	tl.served()
+	var rested time.Duration
+	p := &exportPacer{ctx: context.Background(), tills: tl,
+		rest: func(_ context.Context, d time.Duration) bool { rested = d; return true }}
+	p.next()
+	took := 40 * time.Millisecond
+	p.since = time.Now().Add(-took)
+	p.next()
+	if rested < exportRestFactor*took || rested > exportRestFactor*(took+time.Second) {
+		t.Fatalf("rested %s after a batch of %s, want %d times as long", rested, took, exportRestFactor)
+	}
 	var none *tills
 	if none.busy() {
 		t.Fatal("no tills reported busy")
