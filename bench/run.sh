@@ -90,9 +90,9 @@ wb_bytes=$(cat /proc/sys/vm/dirty_background_bytes 2>/dev/null || true)
 wb_ratio=$(cat /proc/sys/vm/dirty_background_ratio 2>/dev/null || true)
 own_writeback() {
   if [ -n "$wb_bytes" ] && [ "$wb_bytes" != 0 ]; then
-    echo "$wb_bytes" >/proc/sys/vm/dirty_background_bytes 2>/dev/null || true
+    echo "$wb_bytes" 2>/dev/null >/proc/sys/vm/dirty_background_bytes || true
   elif [ -n "$wb_ratio" ]; then
-    echo "$wb_ratio" >/proc/sys/vm/dirty_background_ratio 2>/dev/null || true
+    echo "$wb_ratio" 2>/dev/null >/proc/sys/vm/dirty_background_ratio || true
   fi
 }
 trap 'rc=$?; own_writeback; (exit $rc); cleanup' EXIT

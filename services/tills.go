@@ -85,10 +85,11 @@ func exportBatches(ctx context.Context, t *tills) models.BatchSize {
 
 // exportRestFactor is how many times as long as its last batch took an
 // export rests beside the tills. With a rest as long as the batch (1), the
-// redemption p99 during an export of about 1,350,000 ledger rows at half the knee
-// was 24.5-48.0 ms against 11.7-19.6 ms quiet in three runs; with 3 it was
-// 21.6-23.0 ms against 13.2-16.8 ms, and the export took 66-72 s instead
-// of 32-41 s (docs/TUNING.md, "The export rests longer beside the tills").
+// redemption p99 during an export of about 1,350,000 ledger rows at half
+// the knee was 24.5-48.0 ms against 11.7-19.6 ms quiet in three runs; with
+// 3 it was 21.6-23.0 ms against 13.2-16.8 ms, and the export took 66-72 s
+// instead of 32-41 s (docs/TUNING.md, "The export rests longer beside the
+// tills").
 const exportRestFactor = 3
 
 func (p *exportPacer) next() int {

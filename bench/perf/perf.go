@@ -722,6 +722,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		ownWriteback()
 		warmUp(res.Knee/2, hostSecs, "warm-host-")
 		s, err = constantRunFor(halfKneeHostWriteback, res.Knee/2, false, hostSecs)
+		// The run's setting comes back before err is looked at, so the rows
+		// after this one never run on the host's by mistake.
 		if err := applyWriteback(wb.During); err != nil {
 			return nil, err
 		}
