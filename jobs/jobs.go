@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -25,10 +26,11 @@ type Config struct {
 	CompensateEvery time.Duration
 	// ExpireEvery is the expiry interval. Default 1 minute.
 	ExpireEvery time.Duration
-	// ReconcileSpec is the cron spec of reconciliation. Default "@hourly".
+	// ReconcileSpec is the cron spec of reconciliation. Default "@hourly";
+	// Off schedules none (runJob, the console and coupond audit still run it).
 	ReconcileSpec string
 	// StatementSpec is the cron spec of the daily statement. Default
-	// "10 0 * * *" (00:10 every day in Location).
+	// "10 0 * * *" (00:10 every day in Location); Off schedules none.
 	StatementSpec string
 	// Location is the time zone of the cron specs. Default UTC.
 	Location *time.Location
@@ -43,15 +45,21 @@ type Config struct {
 	OnRun func(job string, took time.Duration, err error)
 }
 
+// Off, as a job's spec, leaves the job off the schedule: an operator who runs
+// reconciliation at a quiet hour from another scheduler, or a benchmark that
+// measures it in a row of its own, runs it on demand instead.
+const Off = "off"
+
 // singletons are the jobs that claim their schedule slot.
 var singletons = map[string]bool{services.JobReconciliation: true, services.JobDailyStatement: true}
 
 // Scheduler runs the jobs on their schedules.
 type Scheduler struct {
-	cfg  Config
-	runs *services.JobRuns
-	cron *cron.Cron
-	log  *slog.Logger
+	cfg   Config
+	runs  *services.JobRuns
+	cron  *cron.Cron
+	log   *slog.Logger
+	specs map[string]string
 }
 
 // New returns a scheduler running jobs through runs; Start starts it. It fails on an
@@ -81,7 +89,7 @@ func New(runs *services.JobRuns, cfg Config) (*Scheduler, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Scheduler{cfg: cfg, runs: runs, log: cfg.Logger}
+	s := &Scheduler{cfg: cfg, runs: runs, log: cfg.Logger, specs: map[string]string{}}
 	cl := cron.PrintfLogger(slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn))
 	s.cron = cron.New(cron.WithLocation(cfg.Location), cron.WithChain(cron.Recover(cl), cron.SkipIfStillRunning(cl)))
 	specs := []struct{ job, spec string }{
@@ -92,12 +100,20 @@ func New(runs *services.JobRuns, cfg Config) (*Scheduler, error) {
 	}
 	for _, sp := range specs {
 		job := sp.job
+		if sp.spec == Off {
+			continue
+		}
 		if _, err := s.cron.AddFunc(sp.spec, func() { _, _ = s.Fire(context.Background(), job) }); err != nil {
 			return nil, fmt.Errorf("schedule job %s (%q): %w", job, sp.spec, err)
 		}
+		s.specs[job] = sp.spec
 	}
 	return s, nil
 }
+
+// Schedules returns the cron spec of each scheduled job; a job whose spec is
+// Off is not in it.
+func (s *Scheduler) Schedules() map[string]string { return maps.Clone(s.specs) }
 
 // Start starts the schedules in the background.
 func (s *Scheduler) Start() { s.cron.Start() }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"sync"
 	"testing"
 	"time"
@@ -195,6 +196,33 @@ func TestSchedulerStartStop(t *testing.T) {
 	must(t, sched.Stop(ctx))
 	if _, err := jobs.New(svc.JobRuns, jobs.Config{ReconcileSpec: "not a spec"}); err == nil {
 		t.Fatal("bad spec accepted")
+	}
+}
+
+// A job whose spec is Off is not scheduled; the others keep theirs, and the
+// defaults fill the specs left empty.
+func TestSchedulesOff(t *testing.T) {
+	svc := services.New(testdb.SQLite(t), services.Options{})
+	tests := []struct {
+		name string
+		give jobs.Config
+		want map[string]string
+	}{
+		{"defaults", jobs.Config{}, map[string]string{services.JobCompensation: "@every 30s", services.JobExpiry: "@every 1m0s",
+			services.JobReconciliation: "@hourly", services.JobDailyStatement: "10 0 * * *"}},
+		{"reconciliation off", jobs.Config{ReconcileSpec: jobs.Off, StatementSpec: "5 1 * * *"}, map[string]string{
+			services.JobCompensation: "@every 30s", services.JobExpiry: "@every 1m0s", services.JobDailyStatement: "5 1 * * *"}},
+		{"both off", jobs.Config{ReconcileSpec: jobs.Off, StatementSpec: jobs.Off}, map[string]string{
+			services.JobCompensation: "@every 30s", services.JobExpiry: "@every 1m0s"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sched, err := jobs.New(svc.JobRuns, tt.give)
+			must(t, err)
+			if got := sched.Schedules(); !maps.Equal(got, tt.want) {
+				t.Fatalf("schedules %v, want %v", got, tt.want)
+			}
+		})
 	}
 }
 

@@ -179,6 +179,13 @@ type ServerConfig struct {
 	// ExtraArgs are appended to serve's arguments (--query-exec-mode,
 	// --otlp-endpoint, ...).
 	ExtraArgs []string
+	// Schedules keeps serve's own schedules of reconciliation (hourly) and
+	// the daily statement. Without it the harness turns both off: the suites
+	// run reconciliation when a row or a check asks for it (runJob, coupond
+	// audit), and an hourly run over the bench's ledger of millions of flows
+	// beside whatever row is running at the top of the hour would make that
+	// row measure it.
+	Schedules bool
 	// GoMaxProcs, when above 0, is the server's GOMAXPROCS: how many cores
 	// its Go code runs on at once (docs/operations.md: half the cores of a
 	// machine it shares with PostgreSQL). 0 leaves Go's default, every core.
@@ -241,6 +248,9 @@ func (s *Server) Start(ctx context.Context) error {
 	args := []string{"serve", "--addr", fmt.Sprintf("127.0.0.1:%d", c.Port), "--database-url", c.DatabaseURL,
 		"--limit-token-rps", "0", "--limit-store-rps", "0", "--limit-failed-lookups-per-minute", "0",
 		"--log-level", level, "--jobs=" + strconv.FormatBool(c.Jobs), "--shutdown-grace", "2s"}
+	if !c.Schedules {
+		args = append(args, "--reconcile-schedule", "off", "--statement-schedule", "off")
+	}
 	if c.HoldTimeout > 0 {
 		args = append(args, "--hold-timeout", c.HoldTimeout.String())
 	}

@@ -196,6 +196,11 @@ type Result struct {
 	// set: Go's default, every core).
 	ServerProcs    int `json:"server_procs,omitempty"`
 	GeneratorProcs int `json:"generator_procs,omitempty"`
+	// SchedulesOff is set when the servers ran with their scheduled
+	// reconciliation and daily statement off (harness.ServerConfig.Schedules),
+	// as every run since 2026-12-06, night, does; older records ran them
+	// hourly and daily.
+	SchedulesOff bool `json:"schedules_off,omitempty"`
 	// WALAtKnee is the WAL PostgreSQL wrote per redemption during the
 	// constant run at the knee (the whole cluster's, over the redemptions).
 	WALAtKnee WAL `json:"wal_per_redemption_at_knee"`
@@ -355,7 +360,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(generatorProcs))
 	env := cfg.Env
 	res := &Result{Date: start.UTC().Format(time.RFC3339), Quick: cfg.Quick, ServerProcs: serverProcs(),
-		GeneratorProcs: generatorProcs}
+		GeneratorProcs: generatorProcs, SchedulesOff: true}
 	res.Host, _ = os.Hostname()
 	res.LoadAvg = append(res.LoadAvg, loadavg())
 	host0 := harness.ReadHostCPU()

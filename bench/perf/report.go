@@ -231,6 +231,12 @@ func (r *Result) Markdown(command string) string {
 			"50-150 ms in every probe.\n\n",
 			r.ServerProcs, r.GeneratorProcs, warmUpFor.Seconds())
 	}
+	if r.SchedulesOff {
+		p("The servers run with their scheduled reconciliation and daily statement off (`--reconcile-schedule off`, " +
+			"`--statement-schedule off`): reconciliation runs in its own row below, beside the tills, and an hourly run over " +
+			"the bench's ledger of millions of flows would otherwise fall at the top of the hour on whichever row was running, " +
+			"as it did in runs before 2026-12-06, night ([TUNING.md](TUNING.md#the-hourly-reconciliation-inside-the-rows-2026-12-06-night)).\n\n")
+	}
 	if t := r.writebackText(); t != "" {
 		p("%s\n\n", t)
 	}

@@ -242,3 +242,14 @@ func TestReportWriteback(t *testing.T) {
 		})
 	}
 }
+
+// The report says when the servers ran without their scheduled
+// reconciliation, and says nothing of it for older records, which ran it.
+func TestReportSchedulesOff(t *testing.T) {
+	for _, off := range []bool{true, false} {
+		md := (&Result{SchedulesOff: off}).Markdown("test")
+		if got := strings.Contains(md, "`--reconcile-schedule off`"); got != off {
+			t.Fatalf("schedules off %v: report mentions it %v", off, got)
+		}
+	}
+}

@@ -309,6 +309,22 @@ func TestUnknownCommand(t *testing.T) {
 	_ = fmt.Sprint()
 }
 
+// A schedule that is not a cron spec stops serve before it listens, naming
+// the flag; "off" is a schedule serve accepts.
+func TestServeSchedules(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--database-url", t.TempDir() + "/coupond.db",
+		"--reconcile-schedule", "every full moon"}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--reconcile-schedule") {
+		t.Fatalf("serve with a bad schedule: %v", err)
+	}
+	addr, _ := startServe(t, t.TempDir()+"/coupond.db", "--reconcile-schedule", "off", "--statement-schedule", "off")
+	if status, body, _ := get(t, "http://"+addr+"/healthz", ""); status != 200 {
+		t.Fatalf("healthz %d %q with both schedules off", status, body)
+	}
+}
+
 // TestReadmeFlow follows the README against a server with default settings:
 // store, campaign, coupons, 100 concurrent redeems of one coupon with exactly
 // one SUCCEEDED, a replayed request id, and a refund.

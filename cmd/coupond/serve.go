@@ -38,12 +38,16 @@ type serveConfig struct {
 	fulfilTimeout   time.Duration
 	compensateEvery time.Duration
 	expireEvery     time.Duration
-	jobs            bool
-	webhookURL      string
-	webhookSecret   string
-	limitTokenRPS   float64
-	limitStoreRPS   float64
-	limitLookups    float64
+	// reconcileSchedule and statementSchedule are the cron specs (UTC) of
+	// reconciliation and the daily statement; jobs.Off schedules none.
+	reconcileSchedule string
+	statementSchedule string
+	jobs              bool
+	webhookURL        string
+	webhookSecret     string
+	limitTokenRPS     float64
+	limitStoreRPS     float64
+	limitLookups      float64
 	// limitCustomerRPS and limitCustomerLookups limit what an APP token
 	// relays for one customerRef.
 	limitCustomerRPS     float64
@@ -86,6 +90,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fulfil := fs.Duration("fulfil-timeout", 10*time.Second, "deadline of one call to the fulfillment adapter")
 	every := fs.Duration("compensate-every", 30*time.Second, "interval of the compensation job")
 	expireEvery := fs.Duration("expire-every", time.Minute, "interval of the expiry job, which marks coupons whose validity ended EXPIRED")
+	reconcileSchedule := fs.String("reconcile-schedule", "@hourly", "cron spec (UTC) of reconciliation, e.g. \"30 3 * * *\" for 03:30 every day; \"off\" schedules none (runJob, the console and coupond audit still run it)")
+	statementSchedule := fs.String("statement-schedule", "10 0 * * *", "cron spec (UTC) of the daily statement; \"off\" schedules none")
 	runJobs := fs.Bool("jobs", true, "run the background jobs in this process (safe on every replica)")
 	whURL := fs.String("webhook-url", "", "fulfil orders through the merchant's order system at this base URL instead of the builtin orders table")
 	whSecret := fs.String("webhook-secret", "", "HMAC-SHA256 key shared with the order system (required with --webhook-url)")
@@ -118,7 +124,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	c = serveConfig{addr: *addr, databaseURL: *dbURL, demo: *demo, playground: *playground, holdTimeout: *hold,
-		fulfilTimeout: *fulfil, compensateEvery: *every, expireEvery: *expireEvery, jobs: *runJobs, webhookURL: *whURL, webhookSecret: *whSecret,
+		fulfilTimeout: *fulfil, compensateEvery: *every, expireEvery: *expireEvery, jobs: *runJobs,
+		reconcileSchedule: *reconcileSchedule, statementSchedule: *statementSchedule, webhookURL: *whURL, webhookSecret: *whSecret,
 		limitTokenRPS: *tokenRPS, limitStoreRPS: *storeRPS, limitLookups: *lookups, maxConns: *maxConns,
 		limitCustomerRPS: *customerRPS, limitCustomerLookups: *customerLookups,
 		logLevel: *level, shutdownGrace: *grace, tokenCacheTTL: *tokenTTL, debugAddr: *debugAddr,
@@ -217,9 +224,10 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 			return err
 		}
 	}
-	sched, err := jobs.New(svc.JobRuns, jobs.Config{CompensateEvery: c.compensateEvery, ExpireEvery: c.expireEvery, Logger: log, OnRun: m.observeJob})
+	sched, err := jobs.New(svc.JobRuns, jobs.Config{CompensateEvery: c.compensateEvery, ExpireEvery: c.expireEvery,
+		ReconcileSpec: c.reconcileSchedule, StatementSpec: c.statementSchedule, Logger: log, OnRun: m.observeJob})
 	if err != nil {
-		return err
+		return fmt.Errorf("--reconcile-schedule, --statement-schedule: %w", err)
 	}
 	deliverCtx, stopDelivering := context.WithCancel(context.Background())
 	defer stopDelivering()
