@@ -231,8 +231,8 @@ func CampaignHasStore(db *gorm.DB, campaignID, storeID int64) (bool, error) {
 // runs discountSQL.
 func DiscountInSQL(db *gorm.DB, c Campaign, orderAmount int64) (int64, error) {
 	var d int64
-	err := db.Raw(`SELECT `+discountSQL("k", "$4::bigint")+` FROM (SELECT $1::text AS type, $2::bigint AS value,
-  $3::bigint AS max_discount) k`, string(c.Type), c.Value, c.MaxDiscount, orderAmount).Scan(&d).Error
+	err := scanRaw(db, &d, `SELECT `+discountSQL("k", "$4::bigint")+` FROM (SELECT $1::text AS type, $2::bigint AS value,
+  $3::bigint AS max_discount) k`, string(c.Type), c.Value, c.MaxDiscount, orderAmount).Error
 	return d, err
 }
 

@@ -113,8 +113,8 @@ func clockSQL(d, p, m string) string {
 // for checks that explain or test the rule.
 func CouponEligible(db *gorm.DB, couponID, storeID, orderAmount int64, customer string, k LocalClock, now time.Time) (bool, error) {
 	var n int64
-	err := db.Raw(`SELECT COUNT(*) FROM coupons WHERE coupons.id = ? AND `+eligibleSQL("?", "?", "?", "?", clockSQL("?", "?", "?")),
-		couponID, now.UTC(), now.UTC(), customer, customer, k.Day, k.PrevDay, k.Minute, orderAmount, storeID).Scan(&n).Error
+	err := scanRaw(db, &n, `SELECT COUNT(*) FROM coupons WHERE coupons.id = ? AND `+eligibleSQL("?", "?", "?", "?", clockSQL("?", "?", "?")),
+		couponID, now.UTC(), now.UTC(), customer, customer, k.Day, k.PrevDay, k.Minute, orderAmount, storeID).Error
 	return n == 1, err
 }
 
@@ -227,7 +227,7 @@ func moveCoupon(tx *gorm.DB, couponID int64, redeemNo string, from, to CouponSta
 	if version != 0 {
 		where, args = where+" AND version = ?", append(args, version)
 	}
-	err := tx.Raw("UPDATE coupons SET "+set+" WHERE "+where+" RETURNING version, status", args...).Scan(&rows).Error
+	err := scanRaw(tx, &rows, "UPDATE coupons SET "+set+" WHERE "+where+" RETURNING version, status", args...).Error
 	if err != nil || len(rows) != 1 {
 		return 0, "", false, err
 	}
@@ -242,9 +242,9 @@ func CouponAndRequest(db *gorm.DB, merchantID int64, code string, op Operation, 
 		Coupon
 		Prior *int64
 	}
-	res := db.Raw(`SELECT c.*, (SELECT f.id FROM redemption_flows f
+	res := scanRaw(db, &row, `SELECT c.*, (SELECT f.id FROM redemption_flows f
   WHERE f.merchant_id = c.merchant_id AND f.operation = ? AND f.request_id = ?) AS prior
-FROM coupons c WHERE c.merchant_id = ? AND c.code = ?`, string(op), requestID, merchantID, code).Scan(&row)
+FROM coupons c WHERE c.merchant_id = ? AND c.code = ?`, string(op), requestID, merchantID, code)
 	if res.Error != nil || res.RowsAffected == 0 {
 		return nil, false, res.Error
 	}
@@ -295,9 +295,9 @@ func ExpireCoupons(tx *gorm.DB, merchantID int64, now time.Time, limit int) ([]E
 	}
 	args = append(args, limit, now)
 	var rows []Expired
-	err := tx.Raw(`UPDATE coupons SET status = 'EXPIRED', version = version + 1, updated_at = ?
+	err := scanRaw(tx, &rows, `UPDATE coupons SET status = 'EXPIRED', version = version + 1, updated_at = ?
 WHERE id IN (`+pick+`) AND status = 'UNUSED' AND valid_to <= ?
-RETURNING id, merchant_id, version, code`, args...).Scan(&rows).Error
+RETURNING id, merchant_id, version, code`, args...).Error
 	return rows, err
 }
 
@@ -306,8 +306,8 @@ RETURNING id, merchant_id, version, code`, args...).Scan(&rows).Error
 // nothing, when there is no such UNUSED coupon.
 func VoidCoupon(tx *gorm.DB, merchantID int64, code string, now time.Time) (*Coupon, bool, error) {
 	var rows []Coupon
-	err := tx.Raw(`UPDATE coupons SET status = 'VOIDED', version = version + 1, updated_at = ?
-WHERE merchant_id = ? AND code = ? AND status = 'UNUSED' RETURNING *`, now, merchantID, code).Scan(&rows).Error
+	err := scanRaw(tx, &rows, `UPDATE coupons SET status = 'VOIDED', version = version + 1, updated_at = ?
+WHERE merchant_id = ? AND code = ? AND status = 'UNUSED' RETURNING *`, now, merchantID, code).Error
 	if err != nil || len(rows) != 1 {
 		return nil, false, err
 	}

@@ -212,7 +212,7 @@ SELECT ?::bigint, ?::bigint, v.column1, 'UNUSED', ?::timestamptz, ?::timestamptz
 		}
 		sql.WriteString(tail)
 		var codes []string
-		if err := tx.Raw(sql.String(), args...).Scan(&codes).Error; err != nil {
+		if err := scanRaw(tx, &codes, sql.String(), args...).Error; err != nil {
 			return nil, fmt.Errorf("import coupons: %w", err)
 		}
 		for _, c := range codes {
@@ -242,11 +242,11 @@ func CopyImportedCoupons(tx *gorm.DB, conn *sql.Conn, b *CouponBatch, rows []Imp
 		return nil, fmt.Errorf("import coupons: copy: %w", err)
 	}
 	var codes []string
-	err = tx.Raw(`INSERT INTO coupons (merchant_id, campaign_id, code, status, valid_from, valid_to, customer_ref, created_at, updated_at)
+	err = scanRaw(tx, &codes, `INSERT INTO coupons (merchant_id, campaign_id, code, status, valid_from, valid_to, customer_ref, created_at, updated_at)
 SELECT ?::bigint, ?::bigint, i.code, 'UNUSED', ?::timestamptz, ?::timestamptz, i.customer_ref, ?::timestamptz, ?::timestamptz
 FROM import_codes i ORDER BY i.code
 ON CONFLICT (merchant_id, code) DO NOTHING RETURNING code`,
-		b.MerchantID, b.CampaignID, b.ValidFrom, b.ValidTo, b.Now, b.Now).Scan(&codes).Error
+		b.MerchantID, b.CampaignID, b.ValidFrom, b.ValidTo, b.Now, b.Now).Error
 	if err != nil {
 		return nil, fmt.Errorf("import coupons: %w", err)
 	}

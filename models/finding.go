@@ -151,9 +151,9 @@ func InsertFindings(tx *gorm.DB, fs []Finding) (int64, error) {
 				// The partial unique index finding_events_opened keeps one OPENED
 				// event per finding, whichever run wrote it.
 				var opened []int64
-				err := tx.Raw(`INSERT INTO finding_events (merchant_id, finding_id, action, created_at)
+				err := scanRaw(tx, &opened, `INSERT INTO finding_events (merchant_id, finding_id, action, created_at)
 SELECT merchant_id, id, 'OPENED', created_at FROM findings WHERE merchant_id = ? AND dedupe_key IN ?
-ON CONFLICT DO NOTHING RETURNING finding_id`, m, c).Scan(&opened).Error
+ON CONFLICT DO NOTHING RETURNING finding_id`, m, c).Error
 				if err != nil {
 					return err
 				}
@@ -358,6 +358,6 @@ func OpenFindingStats(db *gorm.DB) (int64, *time.Time, error) {
 		N      int64
 		Oldest *time.Time
 	}
-	err := db.Raw(`SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM findings WHERE status = 'OPEN'`).Scan(&row).Error
+	err := scanRaw(db, &row, `SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM findings WHERE status = 'OPEN'`).Error
 	return row.N, row.Oldest, err
 }

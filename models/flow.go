@@ -108,11 +108,11 @@ func InsertFlow(tx *gorm.DB, flow *RedemptionFlow, transitions ...CouponTransiti
 	if DialectOfDB(tx) == Postgres && len(transitions) > 0 {
 		vals, targs := transitionValues(transitions)
 		q := "WITH f AS (" + insertFlow + "), t AS (" + insertTransitionsSQL(vals) + ") SELECT id FROM f"
-		if err := tx.Raw(q, append(args, targs...)...).Scan(&rows).Error; err != nil {
+		if err := scanRaw(tx, &rows, q, append(args, targs...)...).Error; err != nil {
 			return translate(tx, err)
 		}
 		transitions = nil
-	} else if err := tx.Raw(insertFlow, args...).Scan(&rows).Error; err != nil {
+	} else if err := scanRaw(tx, &rows, insertFlow, args...).Error; err != nil {
 		return translate(tx, err)
 	}
 	if len(rows) != 1 {
@@ -145,8 +145,8 @@ func InsertRejectedFlows(tx *gorm.DB, flows []*RedemptionFlow) error {
 		ID       int64
 		RedeemNo string
 	}
-	err := tx.Raw("INSERT INTO redemption_flows ("+flowColumns+") VALUES "+strings.Join(vals, ", ")+
-		" ON CONFLICT (merchant_id, operation, request_id) DO NOTHING RETURNING id, redeem_no", args...).Scan(&rows).Error
+	err := scanRaw(tx, &rows, "INSERT INTO redemption_flows ("+flowColumns+") VALUES "+strings.Join(vals, ", ")+
+		" ON CONFLICT (merchant_id, operation, request_id) DO NOTHING RETURNING id, redeem_no", args...).Error
 	if err != nil {
 		return translate(tx, err)
 	}
@@ -225,8 +225,8 @@ WHERE id = ? AND status = 'PROCESSING' AND EXISTS (SELECT 1 FROM coupons c WHERE
 // returns the new count; false when the flow has left PROCESSING.
 func CountLookupFailure(tx *gorm.DB, flowID int64, now time.Time) (int64, bool, error) {
 	var attempts []int64
-	err := tx.Raw(`UPDATE redemption_flows SET attempts = attempts + 1, claimed_until = NULL, updated_at = ?
-WHERE id = ? AND status = 'PROCESSING' RETURNING attempts`, now, flowID).Scan(&attempts).Error
+	err := scanRaw(tx, &attempts, `UPDATE redemption_flows SET attempts = attempts + 1, claimed_until = NULL, updated_at = ?
+WHERE id = ? AND status = 'PROCESSING' RETURNING attempts`, now, flowID).Error
 	if err != nil || len(attempts) != 1 {
 		return 0, false, err
 	}

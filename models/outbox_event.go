@@ -140,8 +140,8 @@ func InsertEvent(tx *gorm.DB, ev *OutboxEvent) error {
 	d := DialectOfDB(tx)
 	col, val := eventIDColumn(d)
 	var ids []int64
-	err := tx.Raw("INSERT INTO outbox_events (merchant_id, "+col+"uid, type, coupon_id, data, created_at) VALUES (?, "+val+
-		"?, ?, ?, ?, ?) RETURNING id", ev.MerchantID, ev.UID, ev.Type, ev.CouponID, ev.Data, ev.CreatedAt).Scan(&ids).Error
+	err := scanRaw(tx, &ids, "INSERT INTO outbox_events (merchant_id, "+col+"uid, type, coupon_id, data, created_at) VALUES (?, "+val+
+		"?, ?, ?, ?, ?) RETURNING id", ev.MerchantID, ev.UID, ev.Type, ev.CouponID, ev.Data, ev.CreatedAt).Error
 	if err != nil {
 		return translate(tx, err)
 	}
@@ -165,7 +165,7 @@ func insertEventFrom(tx *gorm.DB, merchantID int64, typ, couponID, data, from st
 		CouponID int64
 	}
 	all := append([]any{merchantID, NewEventUID(), typ, now}, args...)
-	if err := tx.Raw(q, all...).Scan(&rows).Error; err != nil {
+	if err := scanRaw(tx, &rows, q, all...).Error; err != nil {
 		return translate(tx, err)
 	}
 	if len(rows) != 1 {
@@ -287,7 +287,7 @@ func EventWatermark(db *gorm.DB) (int64, error) {
 	if DialectOfDB(db) == Postgres {
 		q = `SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint`
 	}
-	err := db.Raw(q).Scan(&mark).Error
+	err := scanRaw(db, &mark, q).Error
 	return mark, err
 }
 
@@ -304,7 +304,7 @@ func CountEvents(db *gorm.DB, from, to int64) (int64, error) {
 	}
 	var n int64
 	if DialectOfDB(db) != Postgres {
-		err := db.Raw(`SELECT COUNT(*) FROM outbox_events WHERE id >= ? AND id < ?`, from, to).Scan(&n).Error
+		err := scanRaw(db, &n, `SELECT COUNT(*) FROM outbox_events WHERE id >= ? AND id < ?`, from, to).Error
 		return n, err
 	}
 	// One index range of outbox_events_feed per merchant: joined plainly,
@@ -312,9 +312,9 @@ func CountEvents(db *gorm.DB, from, to int64) (int64, error) {
 	// merchant's part of it (a bitmap scan on txid alone: 80-140 ms per
 	// statement over a few million events, whatever the range), and a
 	// generic plan of the plain join scanned the table.
-	err := db.Raw(`SELECT COALESCE(SUM(x.n), 0) FROM merchants m
+	err := scanRaw(db, &n, `SELECT COALESCE(SUM(x.n), 0) FROM merchants m
 CROSS JOIN LATERAL (SELECT COUNT(*) AS n FROM outbox_events e WHERE e.merchant_id = m.id AND e.txid >= ? AND e.txid < ?) x`,
-		from, to).Scan(&n).Error
+		from, to).Error
 	return n, err
 }
 

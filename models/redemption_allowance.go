@@ -69,9 +69,9 @@ WHERE merchant_id = ? AND campaign_id = ? AND scope = ? AND subject = ? AND day 
 func FirstReachedAllowance(db *gorm.DB, merchantID, campaignID int64, as []Allowance) (int, error) {
 	for i, a := range as {
 		var used []int64
-		err := db.Raw(`SELECT used FROM redemption_allowances
+		err := scanRaw(db, &used, `SELECT used FROM redemption_allowances
 WHERE merchant_id = ? AND campaign_id = ? AND scope = ? AND subject = ? AND day = ?`,
-			merchantID, campaignID, string(a.Scope), a.Subject, a.Day).Scan(&used).Error
+			merchantID, campaignID, string(a.Scope), a.Subject, a.Day).Error
 		if err != nil {
 			return 0, err
 		}

@@ -115,9 +115,9 @@ WHERE merchant_id = ? AND id = ? AND status = 'PROCESSING'`, now, now, merchantI
 // order's row, so concurrent refunds of its flows count one after the other.
 func CountOrderRefund(tx *gorm.DB, merchantID, id int64, now time.Time) (last bool, err error) {
 	var rows []struct{ Refunded, CodeCount int64 }
-	err = tx.Raw(`UPDATE redemption_orders SET refunded = refunded + 1, updated_at = ?
+	err = scanRaw(tx, &rows, `UPDATE redemption_orders SET refunded = refunded + 1, updated_at = ?
 WHERE merchant_id = ? AND id = ? AND status = 'SUCCEEDED' AND refunded < code_count
-RETURNING refunded, code_count`, now, merchantID, id).Scan(&rows).Error
+RETURNING refunded, code_count`, now, merchantID, id).Error
 	if err != nil {
 		return false, err
 	}

@@ -167,11 +167,11 @@ func ReplicaName(databaseURL string) string {
 // database, 0 when it was never migrated.
 func SchemaVersion(db *gorm.DB) (int64, error) {
 	var exists bool
-	if err := db.Raw(`SELECT to_regclass('goose_db_version') IS NOT NULL`).Scan(&exists).Error; err != nil || !exists {
+	if err := scanRaw(db, &exists, `SELECT to_regclass('goose_db_version') IS NOT NULL`).Error; err != nil || !exists {
 		return 0, err
 	}
 	var v *int64
-	if err := db.Raw(`SELECT MAX(version_id) FROM goose_db_version WHERE is_applied`).Scan(&v).Error; err != nil {
+	if err := scanRaw(db, &v, `SELECT MAX(version_id) FROM goose_db_version WHERE is_applied`).Error; err != nil {
 		return 0, err
 	}
 	if v == nil {
@@ -215,12 +215,12 @@ type ReplicaStatus struct {
 // ReplicaStatusOf asks the server behind db for its replication status.
 func ReplicaStatusOf(db *gorm.DB) (ReplicaStatus, error) {
 	var st ReplicaStatus
-	err := db.Raw(`SELECT pg_is_in_recovery() AS in_recovery,
+	err := scanRaw(db, &st, `SELECT pg_is_in_recovery() AS in_recovery,
   CASE WHEN pg_is_in_recovery() THEN pg_get_wal_replay_pause_state() <> 'not paused' ELSE false END AS replay_paused,
   CASE WHEN NOT pg_is_in_recovery() OR pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0
        ELSE COALESCE(EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp()), 0) END::float8 AS lag_seconds,
   CASE WHEN pg_is_in_recovery() THEN COALESCE(pg_wal_lsn_diff(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn()), 0)
-       ELSE 0 END::bigint AS lag_bytes`).Scan(&st).Error
+       ELSE 0 END::bigint AS lag_bytes`).Error
 	if err != nil {
 		return ReplicaStatus{}, fmt.Errorf("replica status: %w", err)
 	}

@@ -115,7 +115,7 @@ WHERE x.merchant_id = ? AND ` + where + ` AND x.` + ts + ` >= ? AND x.` + ts + `
 		}
 		q += " GROUP BY 1, 2, c.campaign_id"
 		var rows []agg
-		if err := db.Raw(q, args...).Scan(&rows).Error; err != nil {
+		if err := scanRaw(db, &rows, q, args...).Error; err != nil {
 			return nil, fmt.Errorf("statement of %s: %w", what, err)
 		}
 		return rows, nil
@@ -346,10 +346,10 @@ type Liability struct {
 // face value. A PAUSED campaign's coupons count: it may resume.
 func LiabilityOf(db *gorm.DB, merchantID int64, now time.Time) (Liability, error) {
 	var l Liability
-	err := db.Raw(`SELECT COUNT(*) AS unused_count, COALESCE(SUM(`+faceValueSQL("k")+`), 0) AS face_value,
+	err := scanRaw(db, &l, `SELECT COUNT(*) AS unused_count, COALESCE(SUM(`+faceValueSQL("k")+`), 0) AS face_value,
   COALESCE(SUM(CASE WHEN k.type = 'DISCOUNT' AND k.max_discount = 0 THEN 1 ELSE 0 END), 0) AS uncapped_discount_count
 FROM coupons c JOIN campaigns k ON k.id = c.campaign_id
-WHERE c.merchant_id = ? AND c.status = 'UNUSED' AND c.valid_to > ? AND k.state <> 'ENDED'`, merchantID, now).Scan(&l).Error
+WHERE c.merchant_id = ? AND c.status = 'UNUSED' AND c.valid_to > ? AND k.state <> 'ENDED'`, merchantID, now).Error
 	if err != nil {
 		return l, fmt.Errorf("liability of merchant %d: %w", merchantID, err)
 	}

@@ -54,13 +54,13 @@ func DueEndpoints(db *gorm.DB, now time.Time, floors map[[2]int64]time.Time) ([]
 	}
 	with, args := floorsSQL(DialectOfDB(db), floors)
 	args = append(args, time.Time{}, now, now)
-	err := db.Raw(with+`SELECT w.merchant_id, w.id FROM webhook_endpoints w
+	err := scanRaw(db, &rows, with+`SELECT w.merchant_id, w.id FROM webhook_endpoints w
 LEFT JOIN f ON f.m = w.merchant_id AND f.e = w.id
 WHERE w.enabled AND EXISTS (SELECT 1 FROM webhook_deliveries d
   WHERE d.merchant_id = w.merchant_id AND d.endpoint_id = w.id AND d.status = 'PENDING'
   AND d.next_attempt_at >= COALESCE(f.t, ?) AND d.next_attempt_at <= ?
   AND (d.lease_until IS NULL OR d.lease_until <= ?))
-ORDER BY w.merchant_id, w.id`, args...).Scan(&rows).Error
+ORDER BY w.merchant_id, w.id`, args...).Error
 	out := make([][2]int64, len(rows))
 	for i, r := range rows {
 		out[i] = [2]int64{r.MerchantID, r.ID}
@@ -114,12 +114,12 @@ func PendingFloors(db *gorm.DB, from map[[2]int64]time.Time) (map[[2]int64]*time
 		ID         int64
 		Floor      *time.Time
 	}
-	err := db.Raw(with+`SELECT w.merchant_id, w.id, (SELECT d.next_attempt_at FROM webhook_deliveries d
+	err := scanRaw(db, &rows, with+`SELECT w.merchant_id, w.id, (SELECT d.next_attempt_at FROM webhook_deliveries d
   WHERE d.merchant_id = w.merchant_id AND d.endpoint_id = w.id AND d.status = 'PENDING'
   AND d.next_attempt_at >= COALESCE(f.t, ?)
   ORDER BY d.next_attempt_at LIMIT 1) AS floor
 FROM webhook_endpoints w LEFT JOIN f ON f.m = w.merchant_id AND f.e = w.id
-WHERE w.enabled`, args...).Scan(&rows).Error
+WHERE w.enabled`, args...).Error
 	out := make(map[[2]int64]*time.Time, len(rows))
 	for _, r := range rows {
 		out[[2]int64{r.MerchantID, r.ID}] = r.Floor
@@ -209,18 +209,18 @@ FROM c JOIN outbox_events e ON e.merchant_id = c.merchant_id AND e.id = c.event_
 		return out, rows.Err()
 	}
 	var due []int64
-	err := db.Raw(`SELECT x.event_id FROM webhook_deliveries x
+	err := scanRaw(db, &due, `SELECT x.event_id FROM webhook_deliveries x
 WHERE x.merchant_id = ? AND x.endpoint_id = ? AND x.status = 'PENDING' AND x.next_attempt_at >= ? AND x.next_attempt_at <= ?
 AND (x.lease_until IS NULL OR x.lease_until <= ?)
 AND (x.coupon_id = 0 OR NOT EXISTS (SELECT 1 FROM webhook_deliveries p
   WHERE p.merchant_id = x.merchant_id AND p.endpoint_id = x.endpoint_id AND p.coupon_id = x.coupon_id
   AND p.status NOT IN ('DELIVERED', 'FAILED') AND p.event_id < x.event_id))
-LIMIT 1`, merchantID, endpointID, from, now, now).Scan(&due).Error
+LIMIT 1`, merchantID, endpointID, from, now, now).Error
 	if err != nil || len(due) == 0 {
 		return nil, err
 	}
 	var xs []WebhookDelivery
-	if err := db.Raw(claimSQL(d), args...).Scan(&xs).Error; err != nil || len(xs) == 0 {
+	if err := scanRaw(db, &xs, claimSQL(d), args...).Error; err != nil || len(xs) == 0 {
 		return nil, err
 	}
 	ids := make([]int64, len(xs))
@@ -429,8 +429,8 @@ type DeliveryCount struct {
 // made.
 func CountUndelivered(db *gorm.DB) ([]DeliveryCount, error) {
 	var r struct{ Pending, Failed int64 }
-	err := db.Raw(`SELECT (SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'PENDING') AS pending,
-  (SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'FAILED') AS failed`).Scan(&r).Error
+	err := scanRaw(db, &r, `SELECT (SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'PENDING') AS pending,
+  (SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'FAILED') AS failed`).Error
 	return []DeliveryCount{{Status: DeliveryPending, N: r.Pending}, {Status: DeliveryFailed, N: r.Failed}}, err
 }
 
@@ -446,8 +446,8 @@ type OldestPending struct {
 // creation time of the delivery of its oldest undelivered event, for metrics.
 func OldestPendingDeliveries(db *gorm.DB) ([]OldestPending, error) {
 	var heads []WebhookDelivery
-	if err := db.Raw(`SELECT merchant_id, endpoint_id, MIN(event_id) AS event_id FROM webhook_deliveries
-WHERE status = 'PENDING' GROUP BY merchant_id, endpoint_id`).Scan(&heads).Error; err != nil {
+	if err := scanRaw(db, &heads, `SELECT merchant_id, endpoint_id, MIN(event_id) AS event_id FROM webhook_deliveries
+WHERE status = 'PENDING' GROUP BY merchant_id, endpoint_id`).Error; err != nil {
 		return nil, err
 	}
 	out := make([]OldestPending, 0, len(heads))
