@@ -84,6 +84,19 @@ func (e Env) DropDB(ctx context.Context, name string) error {
 	return err
 }
 
+// Checkpoint runs a PostgreSQL CHECKPOINT, which writes every dirty buffer
+// and syncs it at once instead of spreading the writes over the checkpoint
+// interval, so a row measured afterwards does not share the disk with them.
+func (e Env) Checkpoint(ctx context.Context) error {
+	pool, err := pgxpool.New(ctx, e.DBURL(e.AdminDB, 0))
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	_, err = pool.Exec(ctx, "CHECKPOINT")
+	return err
+}
+
 // CLI runs the coupond binary with args and returns its standard output.
 func (e Env) CLI(ctx context.Context, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, e.Bin, args...)

@@ -893,6 +893,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.Background = append(res.Background, row)
 	cfg.logf("  quiet p99 %.1f ms, during %.1f ms (%d exports of %.1f s)", row.Quiet.P99, row.During.P99, row.WorkRuns, row.WorkSecs)
 
+	// The embedded database's rows run on the machine alone: the server on
+	// PostgreSQL, idle but with its jobs, stops first.
+	fx.Close()
 	if err := sqliteRows(ctx, cfg, res); err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
