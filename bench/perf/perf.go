@@ -122,6 +122,9 @@ type KneeStep struct {
 	// Confirm marks a run repeated at a rate where the sides of a paired
 	// comparison split, to take each side's majority.
 	Confirm bool `json:"confirm,omitempty"`
+	// Windows are the run's one-second windows, where a row records them
+	// (the SQLite rows): a step that fails on a stall shows it there.
+	Windows []Window `json:"windows,omitempty"`
 }
 
 // Step is one second of the ramp.

@@ -815,12 +815,18 @@ func (r *Result) sqliteMarkdown(p func(string, ...any)) {
 	}
 	p("\n## Embedded SQLite\n\nThe same ramp and step-down on the embedded database (a file on this machine's disk, one " +
 		"server, no jobs), first with the default `_synchronous=FULL` (every acknowledged redemption is on disk before the " +
-		"answer), then with `?_synchronous=NORMAL` (faster; a power loss can roll back the last acknowledged redemptions).\n\n")
+		"answer), then with `?_synchronous=NORMAL` (faster; a power loss can roll back the last acknowledged redemptions). " +
+		"Each constant run starts once the server serves no request and after 3 s of unmeasured redemptions at its rate, " +
+		"as on PostgreSQL; a step that did not hold shows its worst seconds.\n\n")
 	p("| synchronous | ramp knee | sustained knee | p99 at half the knee | audit | steps (rate: p99) |\n|---|---|---|---|---|---|\n")
 	for _, s := range r.SQLite {
 		var steps []string
 		for _, st := range s.KneeSteps {
-			steps = append(steps, fmt.Sprintf("%.0f/s: %.0f ms", st.Rate, st.P99))
+			step := fmt.Sprintf("%.0f/s: %.0f ms", st.Rate, st.P99)
+			if !st.Held && len(st.Windows) > 0 {
+				step += " (" + worstWindows(st.Windows, 2) + ")"
+			}
+			steps = append(steps, step)
 		}
 		knee := fmt.Sprintf("%.0f/s", s.Knee)
 		if n := len(s.KneeSteps); n > 0 && !s.KneeSteps[n-1].Held {

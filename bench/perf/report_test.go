@@ -253,3 +253,16 @@ func TestReportSchedulesOff(t *testing.T) {
 		}
 	}
 }
+
+// A SQLite step that did not hold shows its worst seconds, so a stall tells
+// itself from a rate the writer cannot keep; a step that held does not.
+func TestReportSQLiteStepWindows(t *testing.T) {
+	r := &Result{SQLite: []SQLiteRow{{Synchronous: "FULL", RampKnee: 687, Knee: 556, KneeSteps: []KneeStep{
+		{Rate: 687, P99: 431, Windows: []Window{{Second: 3, P99: 12}, {Second: 7, P99: 455}, {Second: 8, P99: 210}}},
+		{Rate: 556, P99: 30, Held: true, Windows: []Window{{Second: 1, P99: 30}}},
+	}}}}
+	md := r.Markdown("ONLY=sqlite bench/run.sh perf")
+	if !strings.Contains(md, "687/s: 431 ms (second 7: p99 455 ms, second 8: p99 210 ms), 556/s: 30 ms |") {
+		t.Fatalf("SQLite steps without their worst seconds:\n%s", md)
+	}
+}

@@ -131,20 +131,30 @@ func sqliteRow(ctx context.Context, cfg Config, mode string) (SQLiteRow, error) 
 		}})
 	cancel()
 	row.Ramp, row.RampKnee, row.KneeReason = knee(ramp, load.Ramp{From: 50, To: rampTo, Over: rampOver})
-	time.Sleep(2 * time.Second)
+	// Each run starts on an idle server, after warmUpFor at its rate, as the
+	// rows on PostgreSQL do: the ramp ends far past the knee, and a step
+	// that fails leaves requests queued behind SQLite's one writer. Two
+	// seconds' rest were not always enough: in 174239Z the worst seconds of
+	// the first step of both rows were its first four.
+	settleAt := func(rate float64, prefix string) {
+		waitIdle(ctx, srv, 30*time.Second)
+		warmUpAt(ctx, url, clerk, rate, next(prefix))
+	}
 	rate := math.Max(row.RampKnee, 50)
 	for try := 0; try < 6; try, rate = try+1, math.Round(rate*0.9) {
-		st := load.Summarise(load.Run(ctx, load.Attack{Name: "knee", URL: url, Token: clerk, Pacer: load.Constant{PerSec: rate},
-			Duration: stepSecs, MaxOps: int(rate*stepSecs.Seconds()) + 1, Next: next("step-")}), nil)
+		settleAt(rate, "warm-step-")
+		recs := load.Run(ctx, load.Attack{Name: "knee", URL: url, Token: clerk, Pacer: load.Constant{PerSec: rate},
+			Duration: stepSecs, MaxOps: int(rate*stepSecs.Seconds()) + 1, Next: next("step-")})
+		st, ws := load.Summarise(recs, nil), windows(recs)
 		held := st.P99 <= 100 && st.ErrorRate == 0 && st.Unknown == 0
-		row.KneeSteps = append(row.KneeSteps, KneeStep{Rate: rate, P99: st.P99, ErrorRate: st.ErrorRate, Held: held})
+		row.KneeSteps = append(row.KneeSteps, KneeStep{Rate: rate, P99: st.P99, ErrorRate: st.ErrorRate, Held: held, Windows: ws})
 		row.Knee = rate
-		cfg.logf("  %.0f/s: p99 %.1f ms, errors %.3f", rate, st.P99, st.ErrorRate)
+		cfg.logf("  %.0f/s: p99 %.1f ms, errors %.3f (%s)", rate, st.P99, st.ErrorRate, worstWindows(ws, 3))
 		if held {
 			break
 		}
-		time.Sleep(2 * time.Second)
 	}
+	settleAt(row.Knee/2, "warm-half-")
 	row.Half = load.Summarise(load.Run(ctx, load.Attack{Name: "half", URL: url, Token: clerk, Pacer: load.Constant{PerSec: row.Knee / 2},
 		Duration: stepSecs, MaxOps: int(row.Knee/2*stepSecs.Seconds()) + 1, Next: next("half-")}), nil)
 	cfg.logf("SQLite %s: knee %.0f/s, p99 at half %.1f ms", mode, row.Knee, row.Half.P99)
@@ -155,6 +165,19 @@ func sqliteRow(ctx context.Context, cfg Config, mode string) (SQLiteRow, error) 
 	}
 	row.Audit = len(a.Violations)
 	return row, nil
+}
+
+// waitIdle waits, at most limit, until srv serves no GraphQL request, or
+// until its in-flight gauge cannot be read.
+func waitIdle(ctx context.Context, srv *harness.Server, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) && srv.Metric("coupond_graphql_inflight_requests") > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // exportCodes reads a campaign's codes through /export/coupons.csv, the
