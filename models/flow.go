@@ -451,5 +451,5 @@ func SucceededByHour(db *gorm.DB, merchantID int64, from, to time.Time, storeIDs
 		q = q.Where("store_id = ?", storeID)
 	}
 	var rows []HourCount
-	return rows, q.Group("hour").Order("hour").Scan(&rows).Error
+	return rows, scanRows(q.Group("hour").Order("hour"), &rows).Error
 }

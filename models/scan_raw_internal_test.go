@@ -6,10 +6,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gorm.io/gorm"
 )
 
-// scanRaw answers as db.Raw(...).Scan does (rows, scalars, no row, errors,
-// RowsAffected), on both databases, and skips the rendering of the statement
+// scanRaw and scanRows answer as db.Raw(...).Scan and a built query's Scan
+// do (rows, scalars, no row, errors, RowsAffected), on both databases, and skips the rendering of the statement
 // with its arguments that Scan does for its recorder, which allocates at
 // least once for each argument.
 func TestScanRawAsScan(t *testing.T) {
@@ -34,6 +36,16 @@ func TestScanRawAsScan(t *testing.T) {
 			if a.Error != nil || b.Error != nil || a.RowsAffected != 3 || b.RowsAffected != 3 ||
 				len(viaRaw) != 3 || viaRaw[2] != (row{3, "c"}) || viaRaw[0] != viaScan[0] {
 				t.Fatalf("rows: Scan %v %d %v, scanRaw %v %d %v", a.Error, a.RowsAffected, viaScan, b.Error, b.RowsAffected, viaRaw)
+			}
+			built := func() *gorm.DB {
+				return db.Table("(SELECT 1 AS id, 'a' AS name UNION ALL SELECT 2, 'b' UNION ALL SELECT 3, 'c') AS t").
+					Where("id > ?", 1).Order("id DESC")
+			}
+			var builtScan, builtRows []row
+			a, b = built().Scan(&builtScan), scanRows(built(), &builtRows)
+			if a.Error != nil || b.Error != nil || b.RowsAffected != 2 || len(builtRows) != 2 || builtRows[0] != (row{3, "c"}) ||
+				builtRows[1] != builtScan[1] {
+				t.Fatalf("built query: Scan %v %v, scanRows %v %d %v", a.Error, builtScan, b.Error, b.RowsAffected, builtRows)
 			}
 			var n int64
 			if err := scanRaw(db, &n, "SELECT ? + 1", 41).Error; err != nil || n != 42 {

@@ -24,18 +24,17 @@ func translate(tx *gorm.DB, err error) error {
 	return err
 }
 
-// scanRaw runs the raw statement q with args on db and scans its rows into
-// dest, as scanRaw(db, dest, q, args...) does, with the same errors and
-// RowsAffected, less one cost: GORM's Scan logs through a recorder that
-// renders every statement with its arguments (logger.ExplainSQL, a regexp
-// pass over the statement and one formatted value per argument) whether or
-// not anything is logged. For a batch of 200 rejected flows that is 4,600
-// arguments, and in bursts of 1,000 redemptions of one coupon it took a
-// tenth of the server's CPU. Through scanRaw the statement reaches the
-// database's logger like any other, which renders only what it writes: a
-// slow statement or an error.
-func scanRaw(db *gorm.DB, dest any, q string, args ...any) *gorm.DB {
-	tx := db.Raw(q, args...)
+// scanRows runs the query tx and scans its rows into dest, as tx.Scan(dest)
+// does, with the same errors and RowsAffected, less one cost: GORM's Scan logs
+// through a recorder that renders every statement with its arguments
+// (logger.ExplainSQL, a regexp pass over the statement and one formatted
+// value per argument) whether or not anything is logged. For a batch of 200
+// rejected flows that is 4,600 arguments, and in bursts of 1,000 redemptions
+// of one coupon it took a tenth of the server's CPU. Through scanRows the
+// statement reaches the database's logger like any other, which renders only
+// what it writes: a slow statement or an error. Every Scan of models goes
+// through it.
+func scanRows(tx *gorm.DB, dest any) *gorm.DB {
 	rows, err := tx.Rows()
 	if err != nil {
 		return tx
@@ -52,6 +51,12 @@ func scanRaw(db *gorm.DB, dest any, q string, args ...any) *gorm.DB {
 		_ = tx.AddError(rows.Err())
 	}
 	return tx
+}
+
+// scanRaw is scanRows of the raw statement q with args on db: what
+// db.Raw(q, args...).Scan(dest) answers.
+func scanRaw(db *gorm.DB, dest any, q string, args ...any) *gorm.DB {
+	return scanRows(db.Raw(q, args...), dest)
 }
 
 // IDRangeTables are the tables IDRange walks: a merchant's coupons, orders

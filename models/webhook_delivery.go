@@ -412,7 +412,7 @@ func MerchantDeliveries(db *gorm.DB, merchantID int64, f DeliveryFilter, afterEv
 		q = q.Where("d.created_at < ?", f.To)
 	}
 	var out []DeliveryRow
-	err := q.Order("d.event_id DESC, d.endpoint_id").Limit(limit).Scan(&out).Error
+	err := scanRows(q.Order("d.event_id DESC, d.endpoint_id").Limit(limit), &out).Error
 	return out, err
 }
 
