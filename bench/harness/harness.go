@@ -75,25 +75,22 @@ func (e Env) RecreateDB(ctx context.Context, name string) error {
 
 // DropDB drops database name.
 func (e Env) DropDB(ctx context.Context, name string) error {
-	pool, err := pgxpool.New(ctx, e.DBURL(e.AdminDB, 0))
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	_, err = pool.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-	return err
+	return e.adminExec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
 }
 
 // Checkpoint runs a PostgreSQL CHECKPOINT, which writes every dirty buffer
 // and syncs it at once instead of spreading the writes over the checkpoint
 // interval, so a row measured afterwards does not share the disk with them.
-func (e Env) Checkpoint(ctx context.Context) error {
+func (e Env) Checkpoint(ctx context.Context) error { return e.adminExec(ctx, "CHECKPOINT") }
+
+// adminExec runs one statement on the admin database.
+func (e Env) adminExec(ctx context.Context, q string) error {
 	pool, err := pgxpool.New(ctx, e.DBURL(e.AdminDB, 0))
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	_, err = pool.Exec(ctx, "CHECKPOINT")
+	_, err = pool.Exec(ctx, q)
 	return err
 }
 
