@@ -314,10 +314,12 @@ func TestUnknownCommand(t *testing.T) {
 func TestServeSchedules(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err := run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--database-url", t.TempDir() + "/coupond.db",
-		"--reconcile-schedule", "every full moon"}, io.Discard, io.Discard)
-	if err == nil || !strings.Contains(err.Error(), "--reconcile-schedule") {
-		t.Fatalf("serve with a bad schedule: %v", err)
+	for _, tt := range []struct{ flag, job string }{{"--reconcile-schedule", "reconciliation"}, {"--statement-schedule", "daily-statement"}} {
+		err := run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--database-url", t.TempDir() + "/coupond.db",
+			tt.flag, "every full moon"}, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tt.flag) || !strings.Contains(err.Error(), tt.job) {
+			t.Fatalf("serve %s with a bad schedule: %v, want an error naming the flag and job %s", tt.flag, err, tt.job)
+		}
 	}
 	addr, _ := startServe(t, t.TempDir()+"/coupond.db", "--reconcile-schedule", "off", "--statement-schedule", "off")
 	if status, body, _ := get(t, "http://"+addr+"/healthz", ""); status != 200 {
