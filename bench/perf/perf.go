@@ -254,6 +254,10 @@ func (c Config) logf(format string, a ...any) {
 	}
 }
 
+// maxCampaign is the most codes one campaign issues
+// (CreateCampaignInput.totalQuantity).
+const maxCampaign = 1_000_000
+
 // codes hands out fresh coupon codes.
 type codes struct {
 	mu   sync.Mutex
@@ -276,7 +280,7 @@ func (c *codes) ensure(n int) error {
 	if c.refill == nil || c.left() >= n {
 		return nil
 	}
-	more, err := c.refill(min(max(n-c.left(), minRefill), 1_000_000)) // a campaign issues at most a million
+	more, err := c.refill(min(max(n-c.left(), minRefill), maxCampaign))
 	if err != nil {
 		return err
 	}

@@ -108,7 +108,7 @@ func Probe(ctx context.Context, cfg ProbeConfig) (string, error) {
 	if cfg.Filler > 0 {
 		cfg.Log("issuing %d filler codes", cfg.Filler)
 		for left, i := cfg.Filler, 1; left > 0; i++ {
-			n := min(left, 1_000_000) // a campaign issues at most a million
+			n := min(left, maxCampaign)
 			if _, _, _, err := fx.Campaign(ctx, fmt.Sprintf("filler-%d", i), n); err != nil {
 				return "", err
 			}

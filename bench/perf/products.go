@@ -111,7 +111,7 @@ func productScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 	// that needs more: the loop can make six steps, each with two
 	// confirmations when the sides split, and on a fast machine eighteen
 	// runs' worth is more than one campaign may issue.
-	n := min(opsFor(start, step+warmUpFor)*6, 1_000_000)
+	n := min(opsFor(start, step+warmUpFor)*6, maxCampaign)
 	window, err := wholeDayWindow(ctx, fx)
 	if err != nil {
 		return err
