@@ -159,6 +159,19 @@ type Attack struct {
 	Next func(n int) Op
 	// OnDone is called after each operation finishes, concurrently.
 	OnDone func(r *Record)
+	// Transport, when set, carries the requests and keeps its connections
+	// after the run, so runs one after the other reuse them as one client
+	// would. Nil: a transport of the run's own, closed at its end.
+	Transport *http.Transport
+}
+
+// NewTransport returns a transport like the one a run makes for itself, for
+// Attack.Transport.
+func NewTransport() *http.Transport {
+	return &http.Transport{
+		MaxIdleConns: 10000, MaxIdleConnsPerHost: 10000, IdleConnTimeout: 30 * time.Second,
+		DialContext: (&net.Dialer{Timeout: 2 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+	}
 }
 
 type recorder struct {
@@ -175,11 +188,11 @@ func Run(ctx context.Context, a Attack) []*Record {
 	if a.Timeout <= 0 {
 		a.Timeout = 10 * time.Second
 	}
-	tr := &http.Transport{
-		MaxIdleConns: 10000, MaxIdleConnsPerHost: 10000, IdleConnTimeout: 30 * time.Second,
-		DialContext: (&net.Dialer{Timeout: 2 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+	tr := a.Transport
+	if tr == nil {
+		tr = NewTransport()
+		defer tr.CloseIdleConnections()
 	}
-	defer tr.CloseIdleConnections()
 	rec := &recorder{inner: tr, records: make([]*Record, a.MaxOps), onDone: a.OnDone}
 	var n atomic.Int64
 	n.Store(-1)
