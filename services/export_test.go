@@ -36,6 +36,10 @@ func CheckYielding(ctx context.Context, r *Reconciler, span int64) ([]Violation,
 	return vs, err
 }
 
+// SetTallyHook has fn called after each batch a yielding run's tally
+// counts (nil: none).
+func SetTallyHook(fn func()) { testHookTallied = fn }
+
 // referenceChecks are the checks as first written: the straightforward SQL of
 // each invariant, kept to prove the faster SQL in checks reports the same.
 var referenceChecks = []check{

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -116,17 +117,20 @@ type runMode struct {
 	adapt  bool
 	target time.Duration
 	// pause is how long to rest after a batch, in multiples of the time it
-	// took.
-	pause int
+	// took; busyPause, when above pause, replaces it while this process's
+	// tills are busy.
+	pause, busyPause int
 }
 
 // yieldingRun is the job's mode. A batch takes about 20 ms of one backend,
-// short enough that the redemptions beside it drain within their own p99;
-// resting as long after it keeps the job at half of one core of the
-// database at most, and the other core wholly the tills'. So paced, a run
-// over a 1,500,000-coupon ledger beside half the knee took 104 s with the
-// p99 1.7 times the quiet one (docs/PERFORMANCE.md, rows measured alone).
-var yieldingRun = runMode{workers: 1, yield: true, span: 1024, adapt: true, target: 20 * time.Millisecond, pause: 1}
+// short enough that the redemptions beside it drain within their own p99.
+// Resting as long after it keeps the job at half of one core of the
+// database at most; while this process answers redemptions it rests three
+// times as long, a quarter of a core. Resting only as long, a run over a
+// 1,500,000-coupon ledger beside half a knee of 6,682/s had the p99 1.97
+// times the quiet one (docs/TUNING.md, "Reconciliation's unbounded
+// statements").
+var yieldingRun = runMode{workers: 1, yield: true, span: 1024, adapt: true, target: 20 * time.Millisecond, pause: 1, busyPause: 3}
 
 // reconciledTables are the tables the checks read; staleShare is the share
 // of a table's rows changed since its last ANALYZE beyond which a yielding
@@ -136,8 +140,13 @@ var reconciledTables = []string{"coupons", "redemption_flows", "refund_flows", "
 
 const staleShare = 0.01
 
-// minSpan and maxSpan bound the rows per batch.
-const minSpan, maxSpan = 16, 1 << 16
+// minSpan and maxSpan bound the rows per batch. A span grows while its
+// batches are cheap, over rows with little to join; the batch that then
+// meets a dense stretch costs as many rows as the span has grown to. At
+// 65,536 coupons such a batch took 440 ms beside the tills, in a plan that
+// hashed the whole orders table; 8,192 keep it near the target
+// (docs/TUNING.md).
+const minSpan, maxSpan = 16, 1 << 13
 
 // maxYieldPause bounds one pause, so a slow check on a huge ledger does not
 // stretch the run without limit.
@@ -254,7 +263,7 @@ func (r *Reconciler) run(ctx context.Context, all []check, mode runMode, merchan
 					err = r.runCheck(db, mode, q, args, &rows[i])
 					st = checkStats{batches: 1, busy: time.Since(began)}
 					if mode.yield {
-						rest(ctx, time.Duration(mode.pause)*st.busy)
+						rest(ctx, time.Duration(r.pause(mode))*st.busy)
 					}
 				}
 				if mode.yield {
@@ -302,55 +311,170 @@ func (r *Reconciler) run(ctx context.Context, all []check, mode runMode, merchan
 }
 
 // runBatches runs check c over each merchant's rows of its batch table, a
-// batch at a time, resting after each. A batch is the id range of the next
-// span rows of the merchant (models.IDAfter), so its cost does not depend on
-// how densely the merchant's ids lie: ranges sized by ids alone grew wide
-// over a merchant's sparse ids and then took a dense stretch, a million
-// rows, in one statement. The rows per batch start at mode.span and, with mode.adapt,
-// double while a batch takes under half of mode.target and halve while it
-// takes more, so a batch costs about mode.target whatever the check and the
-// data. Each batch is one statement over rows of its own range, so it sees
-// them in one snapshot; what changes between batches is covered by the
-// checks' grace periods, as between checks.
+// batch at a time, resting after each (see walk). Each batch is one
+// statement over rows of its own range, so it sees them in one snapshot;
+// what changes between batches is covered by the checks' grace periods, as
+// between checks. A check with a tally counts across its batches instead
+// (runTally).
 func (r *Reconciler) runBatches(ctx context.Context, db *gorm.DB, mode runMode, c check, p checkParams,
 	merchants []models.Merchant, rows *[]checkRow, st *checkStats) error {
 	span := mode.span
 	for _, m := range merchants {
-		lo, hi, ok, err := models.IDRange(db, string(c.batch), m.ID)
-		if err != nil {
-			return err
-		}
-		for ok && lo < hi {
-			began := time.Now()
-			next, more, err := models.IDAfter(db, string(c.batch), m.ID, lo, int(span))
-			if err != nil {
+		if c.tally != nil {
+			if err := r.runTally(ctx, db, mode, c.tally, m.ID, &span, rows, st); err != nil {
 				return err
 			}
-			if !more {
-				next = hi
-			}
-			b := batch{merchantID: m.ID, lo: lo, hi: next}
+			continue
+		}
+		err := r.walk(ctx, db, mode, c.batch, m.ID, &span, st, func(b batch) error {
 			q, args := expandBatch(c.sql, c.args(p), &b)
 			var part []checkRow
 			if err := r.runCheck(db, mode, q, args, &part); err != nil {
 				return err
 			}
-			took := time.Since(began)
-			st.batches++
-			st.busy += took
 			*rows = append(*rows, part...)
-			lo = b.hi
-			if mode.adapt {
-				switch {
-				case took > mode.target && span > minSpan:
-					span /= 2
-				case took < mode.target/2 && span < maxSpan:
-					span *= 2
-				}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// walk calls fn for each batch of merchantID's rows of table, resting after
+// each as long as mode.pause times what the batch took. A batch is the id
+// range of the next span rows of the merchant (models.IDAfter), so its cost
+// does not depend on how densely the merchant's ids lie: ranges sized by ids
+// alone grew wide over a merchant's sparse ids and then took a dense
+// stretch, a million rows, in one statement. The rows per batch start at
+// *span and, with mode.adapt, double while a batch takes under half of
+// mode.target and halve while it takes more, so a batch costs about
+// mode.target whatever the check and the data; *span is left where it got
+// to, for the next merchant.
+func (r *Reconciler) walk(ctx context.Context, db *gorm.DB, mode runMode, table batchTable, merchantID int64,
+	span *int64, st *checkStats, fn func(batch) error) error {
+	lo, hi, ok, err := models.IDRange(db, string(table), merchantID)
+	if err != nil {
+		return err
+	}
+	for ok && lo < hi {
+		began := time.Now()
+		next, more, err := models.IDAfter(db, string(table), merchantID, lo, int(*span))
+		if err != nil {
+			return err
+		}
+		if !more {
+			next = hi
+		}
+		if err := fn(batch{merchantID: merchantID, lo: lo, hi: next}); err != nil {
+			return err
+		}
+		took := time.Since(began)
+		st.batches++
+		st.busy += took
+		lo = next
+		if mode.adapt {
+			switch {
+			case took > mode.target && *span > minSpan:
+				*span /= 2
+			case took < mode.target/2 && *span < maxSpan:
+				*span *= 2
 			}
-			if !rest(ctx, time.Duration(mode.pause)*took) {
-				return ctx.Err()
-			}
+		}
+		if !rest(ctx, time.Duration(r.pause(mode))*took) {
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// pause is how many times as long as a batch took a run in mode rests after
+// it: mode.busyPause while redemptions are being answered here, as an
+// export does beside them (exportRestFactor), else mode.pause.
+func (r *Reconciler) pause(mode runMode) int {
+	if mode.busyPause > mode.pause && r.tills.busy() {
+		return mode.busyPause
+	}
+	return mode.pause
+}
+
+// tally is how a yielding run checks counters against the rows they count
+// (each campaign's issued and reissued coupons) without a statement over
+// all of those rows: one statement over a campaign of a million coupons
+// took a core of the database for the better part of a second, and the
+// tills beside it queued for that long (docs/TUNING.md).
+type tally struct {
+	// totals selects the counters of the merchant given as its one
+	// parameter: ref_id and n, the count the counter claims.
+	totals string
+	// table is the table whose rows the counters count, walked in batches;
+	// counts selects ref_id and n, how many of the batch's rows (its
+	// {in:...} marker) each counter counts.
+	table  batchTable
+	counts string
+}
+
+// testHookTallied, when tests set it, is called after each batch a tally
+// counted.
+var testHookTallied func()
+
+// runTally checks t's counters of one merchant: it reads them, counts their
+// rows batch by batch (walk), and reads them again. A counter moves in the
+// transaction that adds the rows it counts, and rows are never deleted, so a
+// counter that read the same before and after the count had no rows added
+// while the batches ran, and its count is exact: it is reported when the two
+// differ, as ref_id with n (the counter) and m (the rows). A counter that
+// moved meanwhile (a campaign issuing during the run) is left to the next
+// run.
+func (r *Reconciler) runTally(ctx context.Context, db *gorm.DB, mode runMode, t *tally, merchantID int64,
+	span *int64, rows *[]checkRow, st *checkStats) error {
+	totals := func() (map[int64]int64, error) {
+		var rs []checkRow
+		if err := r.runCheck(db, mode, t.totals, []any{merchantID}, &rs); err != nil {
+			return nil, err
+		}
+		out := make(map[int64]int64, len(rs))
+		for _, x := range rs {
+			out[num(x.RefID)] = num(x.N)
+		}
+		return out, nil
+	}
+	before, err := totals()
+	if err != nil {
+		return err
+	}
+	counted := map[int64]int64{}
+	err = r.walk(ctx, db, mode, t.table, merchantID, span, st, func(b batch) error {
+		q, args := expandBatch(t.counts, nil, &b)
+		var part []checkRow
+		if err := r.runCheck(db, mode, q, args, &part); err != nil {
+			return err
+		}
+		for _, x := range part {
+			counted[num(x.RefID)] += num(x.N)
+		}
+		if testHookTallied != nil {
+			testHookTallied()
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	after, err := totals()
+	if err != nil {
+		return err
+	}
+	refs := make([]int64, 0, len(before))
+	for ref := range before {
+		refs = append(refs, ref)
+	}
+	slices.Sort(refs)
+	for _, ref := range refs {
+		n, m := before[ref], counted[ref]
+		if after[ref] == n && m != n {
+			*rows = append(*rows, checkRow{MerchantID: merchantID, RefID: &ref, N: &n, M: &m})
 		}
 	}
 	return nil
