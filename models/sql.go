@@ -105,7 +105,8 @@ func IDAfter(db *gorm.DB, table string, merchantID, from int64, n int) (id int64
 // pg_stat_user_tables counts them. Autovacuum waits for 10% of a table to
 // change; a merchant that grew by less than that since (a flash sale on a
 // large ledger) is still estimated at a handful of rows, and plans that
-// filter by merchant go wrong. Without the privilege to analyze a table
+// filter by merchant go wrong. Each ANALYZE is paced (analyzeCostDelay).
+// Without the privilege to analyze a table
 // PostgreSQL warns and skips it. A table that a vacuum holds (autovacuum
 // analyzes it then too) is skipped after analyzeLockWait rather than waited
 // for; skipped returns those.
@@ -118,6 +119,9 @@ func AnalyzeStale(db *gorm.DB, tables []string, share float64) (skipped []string
 	for _, t := range stale {
 		err := db.Transaction(func(tx *gorm.DB) error {
 			if err := tx.Exec("SET LOCAL lock_timeout = " + analyzeLockWait).Error; err != nil {
+				return err
+			}
+			if err := tx.Exec("SET LOCAL vacuum_cost_delay = " + analyzeCostDelay).Error; err != nil {
 				return err
 			}
 			return tx.Exec(`ANALYZE "` + strings.ReplaceAll(t, `"`, `""`) + `"`).Error
@@ -135,6 +139,13 @@ func AnalyzeStale(db *gorm.DB, tables []string, share float64) (skipped []string
 
 // analyzeLockWait bounds how long AnalyzeStale waits for a table's lock.
 const analyzeLockWait = "'2s'"
+
+// analyzeCostDelay paces AnalyzeStale's ANALYZEs as autovacuum paces its
+// own: a rest of 2 ms after each vacuum_cost_limit's worth of pages read.
+// Unpaced, the ANALYZEs of a ledger of millions of rows held a core of the
+// database for a second, 150-300 ms a table, and the tills beside them
+// lost their p99 for that second (docs/TUNING.md).
+const analyzeCostDelay = "'2ms'"
 
 // BatchSize tells a batched read how many rows its next query reads; it is
 // asked before every query, so a reader may change pace as it goes.

@@ -140,3 +140,30 @@ func TestYieldingRowsLetsTheTillsIn(t *testing.T) {
 		t.Fatalf("the waiting goroutine ran at row %d, want before row %d", ranAt, 3*exportYieldRows)
 	}
 }
+
+// TestReconciliationRestsLongerBesideTheTills: the job's run rests as long
+// as a batch took while no redemption was answered here lately, three times
+// as long while they are; the audit's whole-check mode never rests.
+func TestReconciliationRestsLongerBesideTheTills(t *testing.T) {
+	tests := []struct {
+		name string
+		mode runMode
+		busy bool
+		want int
+	}{
+		{"job, tills quiet", yieldingRun, false, 1},
+		{"job, tills busy", yieldingRun, true, 3},
+		{"audit, tills busy", runMode{workers: checkWorkers}, true, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &Reconciler{tills: &tills{}}
+			if tt.busy {
+				r.tills.served()
+			}
+			if got := r.pause(tt.mode); got != tt.want {
+				t.Fatalf("pause %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
