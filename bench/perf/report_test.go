@@ -266,3 +266,27 @@ func TestReportSQLiteStepWindows(t *testing.T) {
 		t.Fatalf("SQLite steps without their worst seconds:\n%s", md)
 	}
 }
+
+// The floor and the hot coupon report their median bursts, and the report
+// lists every burst's p99 beside them.
+func TestHotCouponMedianBurst(t *testing.T) {
+	bs := []burst{{p99: 120}, {p99: 87}, {p99: 155}, {p99: 95}, {p99: 101}}
+	if got := medianBurst(bs); got.p99 != 101 {
+		t.Fatalf("median burst p99 %.0f, want 101", got.p99)
+	}
+	if got := medianBurst(bs[:4]); got.p99 != 95 {
+		t.Fatalf("median of four: p99 %.0f, want the lower middle, 95", got.p99)
+	}
+	if got := oneSuccessEach([]burst{{successes: 1}, {successes: 2}, {successes: 1}}); got != 2 {
+		t.Fatalf("successes %d, want the burst that had 2", got)
+	}
+	floor := Scenario{Name: floorScenario, Stats: load.Stats{P99: 101}, Extra: map[string]any{"bursts": 5, "bursts_p99_ms": []float64{120, 87, 155, 95, 101}}}
+	hot := Scenario{Name: "hot coupon: 1,000 concurrent redeems of one coupon",
+		Extra: map[string]any{"bursts": 5, "losers_p99_ms": 180.0, "bursts_losers_p99_ms": []float64{175, 180, 210, 160, 190}, "successes": 1}}
+	md := (&Result{Scenarios: []Scenario{floor, hot}}).Markdown("test")
+	for _, want := range []string{"180.0 ms (floor 101.0 ms), the median bursts of 5 each", "[120 87 155 95 101]", "[175 180 210 160 190]"} {
+		if !strings.Contains(md, want) {
+			t.Fatalf("report lacks %q", want)
+		}
+	}
+}
