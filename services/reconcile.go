@@ -343,7 +343,7 @@ func (r *Reconciler) runBatches(ctx context.Context, db *gorm.DB, mode runMode, 
 }
 
 // walk calls fn for each batch of merchantID's rows of table, resting after
-// each as long as mode.pause times what the batch took. A batch is the id
+// each r.pause(mode) times as long as the batch took. A batch is the id
 // range of the next span rows of the merchant (models.IDAfter), so its cost
 // does not depend on how densely the merchant's ids lie: ranges sized by ids
 // alone grew wide over a merchant's sparse ids and then took a dense
