@@ -259,6 +259,21 @@ func (c Config) logf(format string, a ...any) {
 // (CreateCampaignInput.totalQuantity).
 const maxCampaign = 1_000_000
 
+// issueCodes issues n codes in campaigns of at most maxCampaign, named
+// name-1, name-2, ..., and returns their codes.
+func issueCodes(ctx context.Context, fx *harness.Fixture, name string, n int) ([]string, error) {
+	var list []string
+	for i := 1; n > 0; i++ {
+		k := min(n, maxCampaign)
+		_, _, l, err := fx.Campaign(ctx, name+"-"+strconv.Itoa(i), k)
+		if err != nil {
+			return nil, err
+		}
+		list, n = append(list, l...), n-k
+	}
+	return list, nil
+}
+
 // codes hands out fresh coupon codes.
 type codes struct {
 	mu   sync.Mutex

@@ -107,12 +107,8 @@ func Probe(ctx context.Context, cfg ProbeConfig) (string, error) {
 	}
 	if cfg.Filler > 0 {
 		cfg.Log("issuing %d filler codes", cfg.Filler)
-		for left, i := cfg.Filler, 1; left > 0; i++ {
-			n := min(left, maxCampaign)
-			if _, _, _, err := fx.Campaign(ctx, fmt.Sprintf("filler-%d", i), n); err != nil {
-				return "", err
-			}
-			left -= n
+		if _, err := issueCodes(ctx, fx, "filler", cfg.Filler); err != nil {
+			return "", err
 		}
 	}
 	if cfg.Ledger > 0 {

@@ -87,14 +87,9 @@ func yieldingOnly(ctx context.Context, cfg Config, res *Result) error {
 	rate := knee / 2
 	// A campaign issues at most a million codes; at half a knee of over
 	// 4,900/s the row's bound needs more.
-	var list []string
-	for need, i := int(rate*(2*secs+maxBackground+5*time.Second).Seconds())+1000, 1; need > 0; i++ {
-		n := min(need, maxCampaign)
-		_, _, l, err := fx.Campaign(ctx, "load-"+strconv.Itoa(i), n)
-		if err != nil {
-			return err
-		}
-		list, need = append(list, l...), need-n
+	list, err := issueCodes(ctx, fx, "load", int(rate*(2*secs+maxBackground+5*time.Second).Seconds())+1000)
+	if err != nil {
+		return err
 	}
 	// The load's campaign adds a sixth to the coupons: vacuum and analyze
 	// now, or autovacuum does it during the quiet window and makes it the
