@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgtype"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 )
@@ -130,24 +131,32 @@ func InsertRejectedFlows(tx *gorm.DB, flows []*RedemptionFlow) error {
 	if len(flows) == 0 {
 		return nil
 	}
-	vals := make([]string, len(flows))
-	args := make([]any, 0, 23*len(flows))
 	byNo := make(map[string]*RedemptionFlow, len(flows))
-	for i, f := range flows {
+	for _, f := range flows {
 		if f.Status != FlowRejected {
 			return fmt.Errorf("insert rejected flow %s: status %s", f.RedeemNo, f.Status)
 		}
-		vals[i] = placeholders(23)
-		args = append(args, flowValues(f)...)
 		byNo[f.RedeemNo] = f
+	}
+	var q string
+	var args []any
+	if DialectOfDB(tx) == Postgres {
+		q, args = insertRejectedFlowsPG, flowArrays(flows)
+	} else {
+		vals := make([]string, len(flows))
+		args = make([]any, 0, 23*len(flows))
+		for i, f := range flows {
+			vals[i] = placeholders(23)
+			args = append(args, flowValues(f)...)
+		}
+		q = "INSERT INTO redemption_flows (" + flowColumns + ") VALUES " + strings.Join(vals, ", ") +
+			" ON CONFLICT (merchant_id, operation, request_id) DO NOTHING RETURNING id, redeem_no"
 	}
 	var rows []struct {
 		ID       int64
 		RedeemNo string
 	}
-	err := scanRaw(tx, &rows, "INSERT INTO redemption_flows ("+flowColumns+") VALUES "+strings.Join(vals, ", ")+
-		" ON CONFLICT (merchant_id, operation, request_id) DO NOTHING RETURNING id, redeem_no", args...).Error
-	if err != nil {
+	if err := scanRaw(tx, &rows, q, args...).Error; err != nil {
 		return translate(tx, err)
 	}
 	for _, r := range rows {
@@ -156,6 +165,51 @@ func InsertRejectedFlows(tx *gorm.DB, flows []*RedemptionFlow) error {
 		}
 	}
 	return nil
+}
+
+// insertRejectedFlowsPG is InsertRejectedFlows on PostgreSQL: the flows go in
+// as one array per column (flowArrays), so the statement has the same text
+// and 23 parameters for any number of flows. pgx prepares it once and
+// PostgreSQL plans it once, where a VALUES list of n rows is a statement of
+// its own for each n, with 23 parameters a row to bind and encode one by one
+// (a batch of the hot coupon's losers is up to 200 rows).
+const insertRejectedFlowsPG = "INSERT INTO redemption_flows (" + flowColumns + `)
+SELECT * FROM unnest(?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[],
+  ?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::timestamptz[], ?::bigint[], ?::bigint[],
+  ?::timestamptz[], ?::timestamptz[], ?::timestamptz[], ?::bigint[], ?::text[], ?::text[])
+ON CONFLICT (merchant_id, operation, request_id) DO NOTHING RETURNING id, redeem_no`
+
+// flowArrays returns flows' values as insertRejectedFlowsPG's arrays, one per
+// column of flowColumns, in its order. Each is a pgtype.Array, a struct, so
+// GORM passes it to pgx whole instead of spreading a slice into a list.
+func flowArrays(flows []*RedemptionFlow) []any {
+	var (
+		merchant, coupon, store, orderAmt, discount, attempts, version, useNo []int64
+		redeemNo, op, requestID, fingerprint, status, day                     []string
+		operator                                                              []*int64
+		reject, release, orderRef, customer                                   []*string
+		hold, finished                                                        []*time.Time
+		created, updated                                                      []time.Time
+	)
+	for _, f := range flows {
+		merchant, redeemNo, op = append(merchant, f.MerchantID), append(redeemNo, f.RedeemNo), append(op, string(f.Operation))
+		requestID, fingerprint = append(requestID, f.RequestID), append(fingerprint, f.Fingerprint)
+		coupon, store, operator = append(coupon, f.CouponID), append(store, f.StoreID), append(operator, f.OperatorID)
+		status, reject, release = append(status, string(f.Status)), append(reject, f.RejectReason), append(release, f.ReleaseReason)
+		orderAmt, discount, orderRef = append(orderAmt, f.OrderAmount), append(discount, f.DiscountAmount), append(orderRef, f.OrderRef)
+		hold, attempts, version = append(hold, f.HoldUntil), append(attempts, f.Attempts), append(version, f.Version)
+		created, updated, finished = append(created, f.CreatedAt), append(updated, f.UpdatedAt), append(finished, f.FinishedAt)
+		useNo, customer, day = append(useNo, f.UseNo), append(customer, f.CustomerRef), append(day, f.AllowanceDay)
+	}
+	return []any{pgArray(merchant), pgArray(redeemNo), pgArray(op), pgArray(requestID), pgArray(fingerprint),
+		pgArray(coupon), pgArray(store), pgArray(operator), pgArray(status), pgArray(reject), pgArray(release),
+		pgArray(orderAmt), pgArray(discount), pgArray(orderRef), pgArray(hold), pgArray(attempts), pgArray(version),
+		pgArray(created), pgArray(updated), pgArray(finished), pgArray(useNo), pgArray(customer), pgArray(day)}
+}
+
+// pgArray returns xs as a one-dimensional PostgreSQL array.
+func pgArray[T any](xs []T) pgtype.Array[T] {
+	return pgtype.Array[T]{Elements: xs, Dims: []pgtype.ArrayDimension{{Length: int32(len(xs)), LowerBound: 1}}, Valid: true}
 }
 
 // FlowByRequest returns the merchant's flow made by operation op under
