@@ -119,13 +119,13 @@ WHERE f.status = 'PROCESSING'
 	},
 	{
 		kind: models.FindingRedeemingCouponWithoutFlow,
-		// Reached through merchants so the (merchant_id, status) index finds
-		// the few REDEEMING coupons instead of a scan of them all.
+		// No index covers a coupon's status (a transition is a HOT update),
+		// so this reads every coupon: in batches, in a yielding run.
 		sql: `SELECT c.merchant_id, c.id AS coupon_id, c.redeem_no
-FROM merchants m JOIN coupons c ON c.merchant_id = m.id
-WHERE c.status = 'REDEEMING' AND NOT EXISTS (SELECT 1 FROM redemption_flows f
+FROM coupons c
+WHERE c.status = 'REDEEMING' AND {in:c.id} AND NOT EXISTS (SELECT 1 FROM redemption_flows f
   WHERE f.coupon_id = c.id AND f.redeem_no = c.redeem_no AND f.status = 'PROCESSING')`,
-		args:    noArgs,
+		batch: byCoupons, args: noArgs,
 		subject: func(r checkRow) string { return byCoupon(r) + ":" + str(r.RedeemNo) },
 		details: func(r checkRow) string { return "coupon is REDEEMING without the processing redemption holding it" },
 	},
