@@ -1166,8 +1166,6 @@ AND NOT EXISTS (SELECT 1 FROM refund_flows r WHERE r.redemption_id = f.id)`)
 	return out, rows.Err()
 }
 
-// loadavg returns /proc/loadavg's first three fields: the machine is shared,
-// and the report says how busy it was.
 // hotBursts is how many bursts of pings (the floor) and of redemptions of
 // one hot coupon the perf run alternates. A burst of 1,000 requests opens
 // 1,000 connections at once, and one burst's p99 moved between 78 and 155 ms
@@ -1254,6 +1252,8 @@ func couponUpdates(ctx context.Context, fx *harness.Fixture) (upd, hot int64) {
 	return upd, hot
 }
 
+// loadavg returns /proc/loadavg's first three fields: the machine is shared,
+// and the report says how busy it was.
 func loadavg() string {
 	b, _ := os.ReadFile("/proc/loadavg")
 	f := strings.Fields(string(b))
