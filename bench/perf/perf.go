@@ -5,6 +5,7 @@ package perf
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -290,17 +291,20 @@ const minRefill = 300_000
 // ensure tops the pool up through refill, when it has one, so that it holds
 // at least n codes not yet taken. Callers ensure before a run (and its
 // warm-up) rather than during it: a refill takes seconds, and a pause in a
-// measured run would be measured. Without refill, or when it fails, take
-// runs out and the run's redemptions fail, which its row shows.
+// measured run would be measured. A refill issues campaigns of at most
+// maxCampaign codes, as many as n needs. Without refill, or when it fails,
+// take runs out and the run's redemptions fail, which its row shows.
 func (c *codes) ensure(n int) error {
-	if c.refill == nil || c.left() >= n {
-		return nil
+	for c.refill != nil && c.left() < n {
+		more, err := c.refill(min(max(n-c.left(), minRefill), maxCampaign))
+		if err != nil {
+			return err
+		}
+		if len(more) == 0 {
+			return errors.New("refill issued no codes")
+		}
+		c.add(more)
 	}
-	more, err := c.refill(min(max(n-c.left(), minRefill), maxCampaign))
-	if err != nil {
-		return err
-	}
-	c.add(more)
 	return nil
 }
 
@@ -558,6 +562,20 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	cfg.logf("ramp knee %.0f/s (%s)", res.RampKnee, res.KneeReason)
+	stepSecs, bgSecs := 15*time.Second, 20*time.Second
+	if cfg.Quick {
+		stepSecs, bgSecs = 5*time.Second, 8*time.Second
+	}
+	// The codes of the knee's steps (four of them, up to a fifth above the
+	// ramp's knee), the rows at half the knee and the reconciliation row
+	// (its longest work included) are issued now, while the pgbench
+	// baselines below run on a database of their own. A refill is a COPY,
+	// VACUUM ANALYZE and a checkpoint; in two full runs the export row's
+	// quiet run, started seconds after one, stalled for seconds (p50 near
+	// 90 ms) with no statement of 100 ms in PostgreSQL's log, and a refill
+	// during a row paused its load (docs/TUNING.md).
+	ensure(opsFor(1.2*res.RampKnee, 4*(warmUpFor+stepSecs)) +
+		opsFor(res.RampKnee/2, 2*(warmUpFor+stepSecs)+40*time.Second+bgOpen+bgSecs+maxBackground))
 	cfg.logf("pgbench baselines again, after the ramp")
 	if res.BaselinesAfter, err = RunBaselines(ctx, env, "coupond_bench_pgbench", pgCoupons, pgSecs, env.Dir); err != nil {
 		return nil, err
@@ -576,10 +594,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 
 	// Constant rate at the knee (with where-the-time-goes evidence) and at half.
-	stepSecs := 15 * time.Second
-	if cfg.Quick {
-		stepSecs = 5 * time.Second
-	}
 	res.KneeHoldSecs = stepSecs.Seconds()
 	// constantRun runs rate for stepSecs; at the knee it also profiles the
 	// server and reads the WAL and wait events.
@@ -625,14 +639,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	constantRun := func(name string, rate float64, atKnee bool) (Scenario, error) {
 		return constantRunFor(name, rate, atKnee, stepSecs)
 	}
-	// The sustained knee: step down from the ramp's knee by 10% until a
-	// constant run holds p99 <= 100 ms with no errors (at most six tries;
-	// the last one tried is reported either way). When the ramp's knee holds
-	// at once, step up by 10% until a run does not hold (at most eight
-	// steps): the ramp judges one-second windows and can break down on a
-	// passing stall below what the server sustains. The knee is the highest
-	// rate that held, and its run is the one named "constant at the knee",
-	// whose profile, CPU, WAL and wait events the report shows.
+	// The sustained knee (kneeSearch): the highest rate whose constant run
+	// holds p99 <= 100 ms with no errors. Its run is the one named
+	// "constant at the knee", whose profile, CPU, WAL and wait events the
+	// report shows; the other steps are named for what they were.
 	type kneeEvidence struct {
 		wal     WAL
 		waits   map[string]int
@@ -641,86 +651,50 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		at      int // index of its scenario in res.Scenarios
 	}
 	var heldRun *kneeEvidence
-	// kneeStep warms up at rate, runs the constant run of a step and
-	// records whether it held.
-	kneeStep := func(rate float64, warm string) (Scenario, bool, error) {
+	var heldRate float64
+	res.Knee, err = kneeSearch(res.RampKnee, func(i int, rate float64, kind kneeStepKind) (bool, error) {
+		if i > 0 {
+			if err := settle(ctx, fx); err != nil {
+				return false, err
+			}
+		}
+		warm := "warm-step-"
+		if kind == stepMid {
+			warm = "warm-mid-"
+		}
 		warmUp(rate, stepSecs, warm)
 		s, err := constantRun("constant at the knee", rate, true)
 		if err != nil {
-			return s, false, err
+			return false, err
 		}
 		held := s.Stats.P99 <= 100 && s.Stats.ErrorRate == 0 && s.Stats.Unknown == 0
 		res.KneeSteps = append(res.KneeSteps, KneeStep{Rate: rate, P99: s.Stats.P99, ErrorRate: s.Stats.ErrorRate, Held: held})
-		return s, held, nil
-	}
-	up := false
-	for try, rate := 0, math.Max(res.RampKnee, 50); try < 14; try++ {
-		s, held, err := kneeStep(rate, "warm-step-")
-		if err != nil {
-			return nil, err
-		}
 		switch {
 		case held:
 			if heldRun != nil {
-				res.Scenarios[heldRun.at].Name = fmt.Sprintf("knee step-up: %.0f/s held", res.Knee)
+				label := "knee step-up"
+				if kind == stepMid {
+					label = "knee step"
+				}
+				res.Scenarios[heldRun.at].Name = fmt.Sprintf("%s: %.0f/s held", label, heldRate)
 			}
-			res.Knee = rate
+			heldRate = rate
 			heldRun = &kneeEvidence{wal: res.WALAtKnee, waits: res.WaitEvents, cpu: res.CPU, profile: res.Profile,
 				at: len(res.Scenarios)}
-		case up:
+		case kind == stepUp:
 			s.Name = fmt.Sprintf("knee step-up: %.0f/s did not hold", rate)
-			s.Extra["held"] = false
-		default:
-			res.Knee = rate
-			if try < 5 {
-				s.Name = fmt.Sprintf("knee step-down: %.0f/s did not hold", rate)
-				s.Extra["held"] = false
-			}
-		}
-		if err := audit(&s); err != nil {
-			return nil, err
-		}
-		if held && try == 0 {
-			up = true
-		}
-		stop := (!up && (held || try >= 5)) || (up && (!held || try >= 8))
-		if stop {
-			break
-		}
-		if err := settle(ctx, fx); err != nil {
-			return nil, err
-		}
-		if up {
-			rate = math.Round(rate * 1.1)
-		} else {
-			rate = math.Round(rate * 0.9)
-		}
-	}
-	// The steps are 10% apart, so the knee found may be up to a tenth below
-	// the highest rate the server sustains: when a rate held and the step
-	// above it did not, one more run halfway between them tells which half
-	// the knee is in, and the report says the knee within 5%.
-	if lo, hi := kneeBracket(res.KneeSteps); lo > 0 && hi > lo*1.06 {
-		if err := settle(ctx, fx); err != nil {
-			return nil, err
-		}
-		rate := math.Round((lo + hi) / 2)
-		s, held, err := kneeStep(rate, "warm-mid-")
-		if err != nil {
-			return nil, err
-		}
-		if held {
-			res.Scenarios[heldRun.at].Name = fmt.Sprintf("knee step: %.0f/s held", res.Knee)
-			res.Knee = rate
-			heldRun = &kneeEvidence{wal: res.WALAtKnee, waits: res.WaitEvents, cpu: res.CPU, profile: res.Profile,
-				at: len(res.Scenarios)}
-		} else {
+		case kind == stepMid:
 			s.Name = fmt.Sprintf("knee step halfway: %.0f/s did not hold", rate)
+		case i < 5:
+			s.Name = fmt.Sprintf("knee step-down: %.0f/s did not hold", rate)
+		}
+		if !held && s.Name != "constant at the knee" {
 			s.Extra["held"] = false
 		}
-		if err := audit(&s); err != nil {
-			return nil, err
-		}
+		return held, audit(&s)
+	})
+	if err != nil {
+		return nil, err
 	}
 	if heldRun != nil {
 		// The evidence at the knee is the held run's, not a later step's.
@@ -764,15 +738,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 
 	// Reconciliation beside the tills, on the ledger the scenarios so far
-	// wrote.
-	bgSecs := 20 * time.Second
-	if cfg.Quick {
-		bgSecs = 8 * time.Second
-	}
+	// wrote (its codes were issued after the ramp).
 	cfg.logf("reconciliation beside redemptions at half the knee")
-	// The quiet run, and the runs beside the work: a reconciliation of this
-	// ledger has taken up to a minute beside the tills.
-	ensure(opsFor(res.Knee/2, 2*bgSecs+time.Minute))
 	row := underBackground(ctx, fx, url, fx.Clerk, res.Knee/2, bgSecs, "p99 during reconciliation", "runJob(reconciliation), each run measured whole",
 		redeemNext, func(ctx context.Context) error { return runJob(ctx, fx.Admin, "reconciliation") })
 	res.Background = append(res.Background, row)
@@ -905,7 +872,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.AuditFlows, res.AuditSecs, res.AuditViol = nIssue, round(a.Took.Seconds()), len(a.Violations)
 	cfg.logf("audit over %d flows: %.1f s, %d violations", nIssue, a.Took.Seconds(), len(a.Violations))
 
-	// The whole ledger as CSV, then the same export beside the tills.
+	// The whole ledger as CSV, then the same export beside the tills. The
+	// row's codes, its longest work included, are issued first, so the
+	// export alone stands between their refill and the quiet run.
+	ensure(opsFor(res.Knee/2, bgOpen+bgSecs+maxBackground))
 	if err := settle(ctx, fx); err != nil {
 		return nil, err
 	}
@@ -917,9 +887,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.Export = &ex
 	cfg.logf("ledger export: %d rows in %.1f s (%.0f MB)", ex.Rows, ex.Seconds, ex.MB)
 	cfg.logf("ledger export beside redemptions at half the knee")
-	// The quiet run, and the runs beside the export, which has taken up to
-	// five times as long beside the tills as alone.
-	ensure(opsFor(res.Knee/2, bgSecs+5*time.Duration(ex.Seconds*float64(time.Second))))
 	row = underBackground(ctx, fx, url, fx.Clerk, res.Knee/2, bgSecs, "p99 during a ledger export", "GET /export/redemptions.csv of the whole ledger, each run measured whole",
 		redeemNext, func(ctx context.Context) error {
 			_, err := exportCSV(ctx, fx.Server.URL(), ledger, fx.Merchant.AdminToken)

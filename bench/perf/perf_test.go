@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -33,8 +34,18 @@ func TestCodesEnsureRefillsBeforeARun(t *testing.T) {
 	if err := c.ensure(3); err != nil || issued != minRefill || c.left() != 2+minRefill {
 		t.Fatalf("ensure(3) with 2 left: err %v, issued %d, left %d; want a refill of %d", err, issued, c.left(), minRefill)
 	}
-	if err := c.ensure(5_000_000); err != nil || issued != minRefill+1_000_000 {
-		t.Fatalf("ensure(5M): err %v, issued %d; want one campaign's most, 1,000,000", err, issued)
+	var sizes []int
+	c.refill = func(n int) ([]string, error) {
+		sizes = append(sizes, n)
+		return make([]string, n), nil
+	}
+	left := c.left()
+	if err := c.ensure(left + 2_500_000); err != nil || !slices.Equal(sizes, []int{1_000_000, 1_000_000, 500_000}) {
+		t.Fatalf("ensure(2.5M more): err %v, refills %v; want campaigns of at most 1,000,000", err, sizes)
+	}
+	c.refill = func(int) ([]string, error) { return nil, nil }
+	if err := c.ensure(c.left() + 1); err == nil {
+		t.Fatal("a refill that issued nothing was not an error")
 	}
 	none := &codes{list: []string{"a"}}
 	if err := none.ensure(10); err != nil || none.take() != "a" || none.take() != "0000000000000" {

@@ -813,7 +813,7 @@ func (r *Result) sqliteMarkdown(p func(string, ...any)) {
 	if len(r.SQLite) == 0 {
 		return
 	}
-	p("\n## Embedded SQLite\n\nThe same ramp and step-down on the embedded database (a file on this machine's disk, one " +
+	p("\n## Embedded SQLite\n\nThe same ramp and knee search as on PostgreSQL (10%% steps down, or up, then one halfway) on the embedded database (a file on this machine's disk, one " +
 		"server, no jobs), first with the default `_synchronous=FULL` (every acknowledged redemption is on disk before the " +
 		"answer), then with `?_synchronous=NORMAL` (faster; a power loss can roll back the last acknowledged redemptions). " +
 		"Each constant run starts once the server serves no request and after 3 s of unmeasured redemptions at its rate, " +

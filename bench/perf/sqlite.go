@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
-	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -140,19 +139,20 @@ func sqliteRow(ctx context.Context, cfg Config, mode string) (SQLiteRow, error) 
 		waitIdle(ctx, srv, 30*time.Second)
 		warmUpAt(ctx, url, clerk, rate, next(prefix))
 	}
-	rate := math.Max(row.RampKnee, 50)
-	for try := 0; try < 6; try, rate = try+1, math.Round(rate*0.9) {
+	// The knee's steps are PostgreSQL's (kneeSearch), so the two modes'
+	// knees are both within 5% of what each sustains.
+	row.Knee, err = kneeSearch(row.RampKnee, func(_ int, rate float64, _ kneeStepKind) (bool, error) {
 		settleAt(rate, "warm-step-")
 		recs := load.Run(ctx, load.Attack{Name: "knee", URL: url, Token: clerk, Pacer: load.Constant{PerSec: rate},
 			Duration: stepSecs, MaxOps: int(rate*stepSecs.Seconds()) + 1, Next: next("step-")})
 		st, ws := load.Summarise(recs, nil), windows(recs)
 		held := st.P99 <= 100 && st.ErrorRate == 0 && st.Unknown == 0
 		row.KneeSteps = append(row.KneeSteps, KneeStep{Rate: rate, P99: st.P99, ErrorRate: st.ErrorRate, Held: held, Windows: ws})
-		row.Knee = rate
 		cfg.logf("  %.0f/s: p99 %.1f ms, errors %.3f (%s)", rate, st.P99, st.ErrorRate, worstWindows(ws, 3))
-		if held {
-			break
-		}
+		return held, nil
+	})
+	if err != nil {
+		return row, err
 	}
 	settleAt(row.Knee/2, "warm-half-")
 	row.Half = load.Summarise(load.Run(ctx, load.Attack{Name: "half", URL: url, Token: clerk, Pacer: load.Constant{PerSec: row.Knee / 2},
