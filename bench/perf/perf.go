@@ -769,23 +769,34 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	cfg.logf("floor and hot coupon: %d bursts of each, alternating", nBursts)
 	coalesced0 := fx.Server.Metric("coupond_redemptions_coalesced_total")
+	heapMB := fx.Server.Metric("go_memstats_heap_alloc_bytes") / (1 << 20)
 	var floors, hots []burst
+	// runBurst runs one burst of 1,000 at once and reads what it cost the
+	// server: the bursts' latency follows the server's CPU (docs/TUNING.md).
+	runBurst := func(name string, next func(int) load.Op) burst {
+		sm := harness.StartSampler(fx.Server, 100*time.Millisecond)
+		cpu0, gc0 := readCPU(fx), fx.Server.Metric("go_gc_duration_seconds_count")
+		recs := load.Run(ctx, load.Attack{Name: name, URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: 100000},
+			Duration: 5 * time.Second, MaxOps: 1000, Timeout: 30 * time.Second, Next: next})
+		cpu := readCPU(fx).since(cpu0)
+		return burst{recs: recs, during: sm.Stop(), serverCPUms: round(1000 * cpu["coupond server"]),
+			gcCycles: fx.Server.Metric("go_gc_duration_seconds_count") - gc0}
+	}
 	for range nBursts {
-		sm = harness.StartSampler(fx.Server, 100*time.Millisecond)
-		recs := load.Run(ctx, load.Attack{Name: "ping", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: 100000},
-			Duration: 5 * time.Second, MaxOps: 1000, Timeout: 30 * time.Second, Next: func(int) load.Op { return load.Ping() }})
-		floors = append(floors, burst{recs: recs, during: sm.Stop(), p99: load.Summarise(recs, nil).P99})
-		sm = harness.StartSampler(fx.Server, 100*time.Millisecond)
+		b := runBurst("ping", func(int) load.Op { return load.Ping() })
+		b.p99 = load.Summarise(b.recs, nil).P99
+		floors = append(floors, b)
 		hot := pool.take()
-		recs = load.Run(ctx, load.Attack{Name: "hot", URL: url, Token: fx.Clerk, Pacer: load.Constant{PerSec: 100000},
-			Duration: 5 * time.Second, MaxOps: 1000, Timeout: 30 * time.Second,
-			Next: func(int) load.Op { return load.Redeem("redeem", hot, fx.StoreID, newRID("hot-")) }})
-		hots = append(hots, burst{recs: recs, during: sm.Stop(), successes: countResult(recs, "SUCCEEDED"),
-			p99: load.Summarise(recs, func(r *load.Record) bool { return r.Result != "SUCCEEDED" }).P99})
+		b = runBurst("hot", func(int) load.Op { return load.Redeem("redeem", hot, fx.StoreID, newRID("hot-")) })
+		b.successes = countResult(b.recs, "SUCCEEDED")
+		b.p99 = load.Summarise(b.recs, func(r *load.Record) bool { return r.Result != "SUCCEEDED" }).P99
+		hots = append(hots, b)
 	}
 	f := medianBurst(floors)
 	s = Scenario{Name: floorScenario, Stats: load.Summarise(f.recs, nil), During: f.during,
-		Extra: map[string]any{"bursts": len(floors), "bursts_p99_ms": burstP99s(floors)}}
+		Extra: map[string]any{"bursts": len(floors), "bursts_p99_ms": burstP99s(floors),
+			"bursts_server_cpu_ms": burstField(floors, func(b burst) float64 { return b.serverCPUms }),
+			"bursts_gc_cycles":     burstField(floors, func(b burst) float64 { return b.gcCycles })}}
 	if err := audit(&s); err != nil {
 		return nil, err
 	}
@@ -793,6 +804,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	s = Scenario{Name: "hot coupon: 1,000 concurrent redeems of one coupon", Stats: load.Summarise(h.recs, nil), During: h.during}
 	s.Extra = map[string]any{"successes": oneSuccessEach(hots), "losers_p99_ms": h.p99, "bursts": len(hots),
 		"bursts_losers_p99_ms": burstP99s(hots),
+		"bursts_server_cpu_ms": burstField(hots, func(b burst) float64 { return b.serverCPUms }),
+		"bursts_gc_cycles":     burstField(hots, func(b burst) float64 { return b.gcCycles }),
+		"server_heap_mb":       round(heapMB),
 		"coalesced":            (fx.Server.Metric("coupond_redemptions_coalesced_total") - coalesced0) / float64(len(hots))}
 	cfg.logf("  floor p99 by burst %v ms, hot coupon losers p99 by burst %v ms", burstP99s(floors), burstP99s(hots))
 	if err := audit(&s); err != nil {
@@ -1141,13 +1155,16 @@ AND NOT EXISTS (SELECT 1 FROM refund_flows r WHERE r.redemption_id = f.id)`)
 const hotBursts = 5
 
 // burst is one burst of the floor or of the hot coupon: its records, the
-// server's resources during it, its p99 (the losers' for the hot coupon)
-// and how many redemptions succeeded.
+// server's resources during it, its p99 (the losers' for the hot coupon),
+// how many redemptions succeeded, and the server's CPU and collector cycles
+// over it.
 type burst struct {
-	recs      []*load.Record
-	during    harness.Resources
-	p99       float64
-	successes int
+	recs        []*load.Record
+	during      harness.Resources
+	p99         float64
+	successes   int
+	serverCPUms float64
+	gcCycles    float64
 }
 
 // medianBurst returns the burst whose p99 is the median of bs (the lower
@@ -1159,10 +1176,13 @@ func medianBurst(bs []burst) burst {
 }
 
 // burstP99s returns each burst's p99, in the order they ran.
-func burstP99s(bs []burst) []float64 {
+func burstP99s(bs []burst) []float64 { return burstField(bs, func(b burst) float64 { return b.p99 }) }
+
+// burstField returns field of each burst, rounded, in the order they ran.
+func burstField(bs []burst, field func(burst) float64) []float64 {
 	out := make([]float64, len(bs))
 	for i, b := range bs {
-		out[i] = round(b.p99)
+		out[i] = round(field(b))
 	}
 	return out
 }

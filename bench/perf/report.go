@@ -1043,12 +1043,19 @@ func (r *Result) writebackText() string {
 }
 
 // burstsText says, when the floor and the hot coupon ran several bursts
-// each, that their p99s are the median bursts', and lists every burst's.
+// each, that their p99s are the median bursts', and lists every burst's
+// p99 and, where recorded, the server's CPU over it: the resource the
+// bursts' latency follows.
 func burstsText(floor, hot *Scenario) string {
 	n := num(hot.Extra["bursts"])
 	if n < 2 {
 		return ""
 	}
-	return fmt.Sprintf(", the median bursts of %.0f each, alternating (floor by burst %v ms; losers by burst %v ms)",
+	t := fmt.Sprintf(", the median bursts of %.0f each, alternating (floor by burst %v ms; losers by burst %v ms)",
 		n, floor.Extra["bursts_p99_ms"], hot.Extra["bursts_losers_p99_ms"])
+	if fc, hc := floor.Extra["bursts_server_cpu_ms"], hot.Extra["bursts_server_cpu_ms"]; fc != nil && hc != nil {
+		t += fmt.Sprintf("; the server's CPU by burst: pings %v ms, redemptions %v ms (collector cycles %v and %v; heap %.0f MB before)",
+			fc, hc, floor.Extra["bursts_gc_cycles"], hot.Extra["bursts_gc_cycles"], num(hot.Extra["server_heap_mb"]))
+	}
+	return t
 }

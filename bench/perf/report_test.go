@@ -289,4 +289,13 @@ func TestHotCouponMedianBurst(t *testing.T) {
 			t.Fatalf("report lacks %q", want)
 		}
 	}
+	if strings.Contains(md, "the server's CPU by burst") {
+		t.Fatal("a record without the bursts' CPU reports it")
+	}
+	floor.Extra["bursts_server_cpu_ms"], floor.Extra["bursts_gc_cycles"] = []float64{100, 90, 110, 95, 105}, []float64{1, 1, 2, 1, 1}
+	hot.Extra["bursts_server_cpu_ms"], hot.Extra["bursts_gc_cycles"], hot.Extra["server_heap_mb"] = []float64{200, 190, 210, 180, 205}, []float64{3, 3, 4, 3, 3}, 42.0
+	md = (&Result{Scenarios: []Scenario{floor, hot}}).Markdown("test")
+	if want := "the server's CPU by burst: pings [100 90 110 95 105] ms, redemptions [200 190 210 180 205] ms (collector cycles [1 1 2 1 1] and [3 3 4 3 3]; heap 42 MB before)"; !strings.Contains(md, want) {
+		t.Fatalf("report lacks %q", want)
+	}
 }
