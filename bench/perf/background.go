@@ -121,7 +121,8 @@ func runJob(ctx context.Context, c *harness.Client, job string) error {
 // while work runs beside them: the work is started with the load and run
 // again until secs have passed, and the load goes on in short chunks until
 // the last run of the work has finished (at most maxBackground), so every
-// run of the work is measured whole. It compares the two p99s.
+// run of the work is measured whole; then quietly again, until the quiet
+// side has run as long as the busy one. It compares the two p99s.
 func underBackground(ctx context.Context, fx *harness.Fixture, url, clerk string, rate float64, secs time.Duration, name, what string,
 	next func(prefix string, n int) func(int) load.Op, work func(context.Context) error) BackgroundRow {
 	// Every run of the row goes through one transport: the load beside the
@@ -188,14 +189,48 @@ func underBackground(ctx context.Context, fx *harness.Fixture, url, clerk string
 	}
 	stop()
 	<-done
+	busy := time.Since(t1)
 	row.During = load.Summarise(during, nil)
-	row.DuringCPU, row.DuringSecs = readCPU(fx).since(cpu1), round(time.Since(t1).Seconds())
+	row.DuringCPU, row.DuringSecs = readCPU(fx).since(cpu1), round(busy.Seconds())
 	row.DuringWorst = worst(ws, 5)
+	// The quiet side then runs on until it has run as long as the busy
+	// side, so that both span as many of the machine's periodic events
+	// (PostgreSQL's checkpoints, a minute or so apart at these rates, and
+	// the kernel's writeback): a p99 over a 20 s quiet run against one over
+	// 150 s beside an export compared a window that held no checkpoint
+	// with one that held two.
+	if more := busy - t1.Sub(t0); more >= time.Second {
+		cpu2, t2 := readCPU(fx), time.Now()
+		rest := attack("bgq-", more)
+		qws := windows(quiet)
+		for _, w := range windows(rest) {
+			w.Second += int(t1.Sub(t0) / time.Second)
+			qws = append(qws, w)
+		}
+		quiet = append(quiet, rest...)
+		row.Quiet, row.QuietWorst = load.Summarise(quiet, nil), worst(qws, 5)
+		row.QuietCPU = addCPU(row.QuietCPU, readCPU(fx).since(cpu2))
+		row.QuietSecs = round(row.QuietSecs + time.Since(t2).Seconds())
+	}
 	if row.WorkRuns > 0 {
 		row.WorkSecs = round(spent.Seconds() / float64(row.WorkRuns))
 	}
 	row.Ratio = round(row.During.P99 / nz(row.Quiet.P99))
 	return row
+}
+
+// addCPU returns the sum of two CPU readings by class (cpuReading.since).
+func addCPU(a, b map[string]float64) map[string]float64 {
+	out := make(map[string]float64, len(a))
+	for k, v := range a {
+		out[k] = round(v + b[k])
+	}
+	for k, v := range b {
+		if _, ok := a[k]; !ok {
+			out[k] = round(v)
+		}
+	}
+	return out
 }
 
 // bgOpen is how long a background row runs its load, unmeasured, to open

@@ -87,7 +87,7 @@ func yieldingOnly(ctx context.Context, cfg Config, res *Result) error {
 	rate := knee / 2
 	// A campaign issues at most a million codes; at half a knee of over
 	// 4,900/s the row's bound needs more.
-	list, err := issueCodes(ctx, fx, "load", int(rate*(2*secs+maxBackground+5*time.Second).Seconds())+1000)
+	list, err := issueCodes(ctx, fx, "load", int(rate*(bgOpen+2*maxBackground+5*time.Second).Seconds())+1000)
 	if err != nil {
 		return err
 	}
