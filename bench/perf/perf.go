@@ -5,7 +5,6 @@ package perf
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -291,20 +290,17 @@ const minRefill = 300_000
 // ensure tops the pool up through refill, when it has one, so that it holds
 // at least n codes not yet taken. Callers ensure before a run (and its
 // warm-up) rather than during it: a refill takes seconds, and a pause in a
-// measured run would be measured. A refill issues campaigns of at most
-// maxCampaign codes, as many as n needs. Without refill, or when it fails,
-// take runs out and the run's redemptions fail, which its row shows.
+// measured run would be measured. Without refill, or when it fails, take
+// runs out and the run's redemptions fail, which its row shows.
 func (c *codes) ensure(n int) error {
-	for c.refill != nil && c.left() < n {
-		more, err := c.refill(min(max(n-c.left(), minRefill), maxCampaign))
-		if err != nil {
-			return err
-		}
-		if len(more) == 0 {
-			return errors.New("refill issued no codes")
-		}
-		c.add(more)
+	if c.refill == nil || c.left() >= n {
+		return nil
 	}
+	more, err := c.refill(max(n-c.left(), minRefill))
+	if err != nil {
+		return err
+	}
+	c.add(more)
 	return nil
 }
 
@@ -326,12 +322,10 @@ func refillingPool(ctx context.Context, cfg Config, fx *harness.Fixture, name st
 	return c
 }
 
-// campaignCodes issues a plain campaign of n codes on fx and returns them.
+// campaignCodes issues n codes on fx in plain campaigns of at most
+// maxCampaign (issueCodes) and returns them.
 func campaignCodes(ctx context.Context, fx *harness.Fixture) func(name string, n int) ([]string, error) {
-	return func(name string, n int) ([]string, error) {
-		_, _, list, err := fx.Campaign(ctx, name, n)
-		return list, err
-	}
+	return func(name string, n int) ([]string, error) { return issueCodes(ctx, fx, name, n) }
 }
 
 // opsFor is the codes a constant run at rate for d takes, with a margin.
