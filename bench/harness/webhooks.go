@@ -227,5 +227,37 @@ FROM webhook_deliveries WHERE status = 'PENDING' GROUP BY 1, 2 ORDER BY 1, 2`)
 			n, attempts, leased != nil && *leased, time.Duration(first*float64(time.Second)).Round(time.Second),
 			time.Duration(last*float64(time.Second)).Round(time.Second), lastErr))
 	}
+	if err := rows.Err(); err != nil {
+		return err.Error()
+	}
+	// Events of one coupon go out in order: a PENDING delivery waits for
+	// every earlier PENDING one of its coupon at the endpoint.
+	var coupons, blocked int
+	err = f.Pool.QueryRow(ctx, `SELECT count(DISTINCT coupon_id) FILTER (WHERE coupon_id <> 0),
+  count(*) FILTER (WHERE coupon_id <> 0 AND EXISTS (SELECT 1 FROM webhook_deliveries p
+    WHERE p.merchant_id = d.merchant_id AND p.endpoint_id = d.endpoint_id AND p.coupon_id = d.coupon_id
+    AND p.status = 'PENDING' AND p.event_id < d.event_id))
+FROM webhook_deliveries d WHERE status = 'PENDING'`).Scan(&coupons, &blocked)
+	if err != nil {
+		return strings.Join(parts, "; ") + "; " + err.Error()
+	}
+	parts = append(parts, fmt.Sprintf("%d coupons among them, %d waiting for an earlier event of their coupon", coupons, blocked))
+	// What the database is busy with: the statements running for over a
+	// second.
+	long, err := f.Pool.Query(ctx, `SELECT extract(epoch FROM now() - query_start)::float8, state, COALESCE(wait_event, ''), left(query, 300)
+FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle'
+  AND query_start < now() - interval '1 second' ORDER BY query_start`)
+	if err != nil {
+		return strings.Join(parts, "; ") + "; " + err.Error()
+	}
+	defer long.Close()
+	for long.Next() {
+		var secs float64
+		var state, wait, query string
+		if err := long.Scan(&secs, &state, &wait, &query); err != nil {
+			return strings.Join(parts, "; ") + "; " + err.Error()
+		}
+		parts = append(parts, fmt.Sprintf("a statement %s for %.1f s (wait %q): %s", state, secs, wait, strings.Join(strings.Fields(query), " ")))
+	}
 	return strings.Join(parts, "; ")
 }
