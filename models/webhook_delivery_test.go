@@ -1,6 +1,9 @@
 package models_test
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -245,4 +248,73 @@ func TestPendingFloors(t *testing.T) {
 			t.Fatalf("floors of a disabled endpoint: %v, %v; want none", got, err)
 		}
 	})
+}
+
+// TestClaimPlanAfterAnalyze shows why the delivery worker keeps its tables'
+// statistics fresh: a plan PostgreSQL keeps for the claim's statement,
+// made while webhook_deliveries held a page of rows after an ANALYZE of
+// the empty table, reads the whole table for every due delivery (a
+// sequential scan in the test for an earlier event of its coupon), and
+// stays after the table has grown until its statistics are refreshed.
+// AnalyzeStale, as the worker calls it, replaces it with one that reads
+// the indexes.
+func TestClaimPlanAfterAnalyze(t *testing.T) {
+	db := testdb.Postgres(t)
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	if err := db.Exec("VACUUM ANALYZE webhook_deliveries").Error; err != nil {
+		t.Fatal(err)
+	}
+	ep, _ := endpointWithEvents(t, db, now, 20)
+	q := models.ClaimSQL(models.Postgres)
+	for i := 1; strings.Contains(q, "?"); i++ {
+		q = strings.Replace(q, "?", "$"+strconv.Itoa(i), 1)
+	}
+	err := db.Connection(func(c *gorm.DB) error {
+		if err := c.Exec("SET plan_cache_mode = force_generic_plan").Error; err != nil {
+			return err
+		}
+		if err := c.Exec(`PREPARE claim (timestamptz, timestamptz, bigint, bigint, timestamptz, timestamptz, timestamptz,
+  bigint, bigint, int) AS ` + q).Error; err != nil {
+			return err
+		}
+		defer c.Exec("DEALLOCATE claim")
+		plan := func() string {
+			var lines []string
+			// Literals: EXPLAIN takes no parameters of its own.
+			at := "'" + now.Format(time.RFC3339) + "'"
+			if err := c.Raw(fmt.Sprintf("EXPLAIN EXECUTE claim (%[1]s, %[1]s, 1, %[2]d, '-infinity', %[1]s, %[1]s, 1, %[2]d, 10)",
+				at, ep.ID)).Scan(&lines).Error; err != nil {
+				t.Fatal(err)
+			}
+			return strings.Join(lines, "\n")
+		}
+		if p := plan(); !strings.Contains(p, "Seq Scan on webhook_deliveries p") {
+			t.Fatalf("the plan made from a table of a page does not scan it for each delivery; the test shows nothing:\n%s", p)
+		}
+		// 5,000 more deliveries, past AnalyzeStale's least count of changes.
+		if err := db.Exec(`INSERT INTO outbox_events (merchant_id, uid, type, coupon_id, data, created_at)
+SELECT 1, 'evt_plan' || g, 'coupon.voided', 100 + g, '{}', ? FROM generate_series(1, 5000) g`, now).Error; err != nil {
+			return err
+		}
+		if err := db.Exec(`INSERT INTO webhook_deliveries (merchant_id, endpoint_id, event_id, coupon_id, status, next_attempt_at, created_at)
+SELECT 1, ?, e.id, e.coupon_id, 'PENDING', ?, ? FROM outbox_events e WHERE e.uid LIKE 'evt_plan%'`, ep.ID, now, now).Error; err != nil {
+			return err
+		}
+		if err := db.Exec("SELECT pg_stat_force_next_flush()").Error; err != nil {
+			return err
+		}
+		if p := plan(); !strings.Contains(p, "Seq Scan on webhook_deliveries p") {
+			t.Fatalf("the kept plan changed before the statistics did:\n%s", p)
+		}
+		if _, err := models.AnalyzeStale(db, []string{"webhook_deliveries", "outbox_events"}, 0.5); err != nil {
+			return err
+		}
+		if p := plan(); strings.Contains(p, "Seq Scan on webhook_deliveries") {
+			t.Errorf("after AnalyzeStale the claim still scans webhook_deliveries:\n%s", p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

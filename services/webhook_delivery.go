@@ -124,6 +124,19 @@ const (
 	floorMargin    = 3 * time.Second
 )
 
+// statsEvery is how often the search rounds check, on PostgreSQL, whether
+// the statistics of deliveryTables are stale (refreshStats), and statsShare
+// the share of a table's rows changed since its last ANALYZE past which
+// the worker analyzes it itself: five times what autovacuum waits for, so
+// where autovacuum runs it is there first.
+const (
+	statsEvery = 2 * time.Second
+	statsShare = 0.5
+)
+
+// deliveryTables are the tables the worker's statements read.
+var deliveryTables = []string{"webhook_deliveries", "outbox_events"}
+
 // DeliveryStats counts attempts by outcome in this process.
 type DeliveryStats struct {
 	Delivered, Retried, Failed, Gone, Disabled int64
@@ -178,6 +191,7 @@ type Deliverer struct {
 	floors   map[[2]int64]time.Time
 	floorsAt time.Time
 	fullAt   time.Time
+	statsAt  time.Time
 	wg       sync.WaitGroup
 
 	rmu       sync.Mutex
@@ -307,6 +321,7 @@ func (d *Deliverer) round(ctx context.Context, search bool) (int, error) {
 	db := d.db.WithContext(ctx)
 	var eps []*models.WebhookEndpoint
 	if search {
+		d.refreshStats(ctx, db)
 		if err := d.readFloors(db); err != nil {
 			return 0, err
 		}
@@ -349,6 +364,35 @@ func (d *Deliverer) round(ctx context.Context, search bool) (int, error) {
 		}
 	}
 	return started, nil
+}
+
+// refreshStats analyzes deliveryTables on PostgreSQL when their statistics
+// are stale (models.AnalyzeStale), at most every statsEvery; only the search
+// rounds of one goroutine call it. A connection prepares the claim's
+// statement once, and after five runs PostgreSQL may keep one plan for it,
+// made from the statistics of the time, until an ANALYZE of its tables
+// replaces it. Made while webhook_deliveries held a page of rows, that plan
+// reads the whole table for every due delivery to look for an earlier event
+// of its coupon: claims then grow with the backlog times the table, and in
+// one run 30,000 deliveries waited for over five minutes behind one claim,
+// on a host with autovacuum off (docs/TUNING.md). Autovacuum analyzes a
+// growing table in time, and where it does not this does instead. A
+// failure is logged and delivery goes on.
+func (d *Deliverer) refreshStats(ctx context.Context, db *gorm.DB) {
+	if models.DialectOfDB(db) != models.Postgres {
+		return
+	}
+	now := d.now()
+	if now.Sub(d.statsAt) < statsEvery && now.After(d.statsAt) {
+		return
+	}
+	d.statsAt = now
+	skipped, err := models.AnalyzeStale(db, deliveryTables, statsShare)
+	if err != nil {
+		d.log.WarnContext(ctx, "webhook delivery: statistics not refreshed", "err", err)
+	} else if len(skipped) > 0 {
+		d.log.InfoContext(ctx, "webhook delivery: stale statistics not refreshed, a vacuum holds the tables", "tables", skipped)
+	}
 }
 
 // readFloors reads the endpoints' floors again when they are floorEvery

@@ -1,0 +1,4 @@
+package models
+
+// ClaimSQL is claimSQL, for the tests of its plans.
+var ClaimSQL = claimSQL
