@@ -117,5 +117,46 @@ func TestAnalyzeStale(t *testing.T) {
 		if analyzed("stores") {
 			t.Error("stores, 1 row changed, was analyzed")
 		}
+		// The share is a share: 1,500 of 4,500 rows changed is past 1,000
+		// and under half.
+		if err := db.Exec(`INSERT INTO stores (merchant_id, code, name, created_at)
+  SELECT 1, 's' || g, 's', ? FROM generate_series(1, 4499) g`, now).Error; err != nil {
+			t.Fatal(err)
+		}
+		// The inserts' counts reach the statistics before the ANALYZE that
+		// resets them.
+		if err := db.Exec("SELECT pg_stat_force_next_flush()").Error; err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Exec("ANALYZE stores").Error; err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Exec("UPDATE stores SET name = 'changed' WHERE id IN (SELECT id FROM stores ORDER BY id LIMIT 1500)").Error; err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Exec("SELECT pg_stat_force_next_flush()").Error; err != nil {
+			t.Fatal(err)
+		}
+		analyzes := func() int {
+			var n int
+			if err := db.Raw(`SELECT analyze_count FROM pg_stat_user_tables WHERE schemaname = current_schema()
+  AND relname = 'stores'`).Scan(&n).Error; err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		before := analyzes()
+		if _, err := models.AnalyzeStale(db, []string{"stores"}, 0.5); err != nil {
+			t.Fatal(err)
+		}
+		if analyzes() != before {
+			t.Error("stores, 1,500 of 4,500 rows changed, was analyzed at a share of a half")
+		}
+		if _, err := models.AnalyzeStale(db, []string{"stores"}, 0.25); err != nil {
+			t.Fatal(err)
+		}
+		if analyzes() != before+1 {
+			t.Error("stores, 1,500 of 4,500 rows changed, was not analyzed at a share of a quarter")
+		}
 	})
 }

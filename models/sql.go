@@ -102,7 +102,9 @@ func IDAfter(db *gorm.DB, table string, merchantID, from int64, n int) (id int64
 
 // AnalyzeStale runs ANALYZE on each of tables (PostgreSQL) whose rows changed
 // since it was last analyzed exceed share of its live rows, and 1,000, as
-// pg_stat_user_tables counts them. Autovacuum waits for 10% of a table to
+// pg_stat_user_tables counts them. (The share is cast: a bare parameter
+// times a bigint is typed bigint, and a share under one was lost on the
+// way, so every 1,000 changes counted as stale.) Autovacuum waits for 10% of a table to
 // change; a merchant that grew by less than that since (a flash sale on a
 // large ledger) is still estimated at a handful of rows, and plans that
 // filter by merchant go wrong. Each ANALYZE is paced (analyzeCostDelay).
@@ -113,7 +115,7 @@ func IDAfter(db *gorm.DB, table string, merchantID, from int64, n int) (id int64
 func AnalyzeStale(db *gorm.DB, tables []string, share float64) (skipped []string, err error) {
 	var stale []string
 	if err := scanRaw(db, &stale, `SELECT relname FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname IN ?
-  AND n_mod_since_analyze > GREATEST(1000, ? * n_live_tup) ORDER BY relname`, tables, share).Error; err != nil {
+  AND n_mod_since_analyze > GREATEST(1000, CAST(? AS double precision) * n_live_tup) ORDER BY relname`, tables, share).Error; err != nil {
 		return nil, fmt.Errorf("stale statistics: %w", err)
 	}
 	for _, t := range stale {
