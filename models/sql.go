@@ -102,10 +102,10 @@ func IDAfter(db *gorm.DB, table string, merchantID, from int64, n int) (id int64
 
 // AnalyzeStale runs ANALYZE on each of tables (PostgreSQL) whose rows changed
 // since it was last analyzed exceed share of its live rows, and 1,000, as
-// pg_stat_user_tables counts them. (The share is cast: a bare parameter
-// times a bigint is typed bigint, and a share under one was lost on the
-// way, so every 1,000 changes counted as stale.) Autovacuum waits for 10% of a table to
-// change; a merchant that grew by less than that since (a flash sale on a
+// pg_stat_user_tables counts them. The share is cast to double precision:
+// a bare parameter times a bigint is typed bigint, which lost any share
+// under one and made every 1,000 changes stale. Autovacuum waits for 10% of
+// a table to change; a merchant that grew by less than that since (a flash sale on a
 // large ledger) is still estimated at a handful of rows, and plans that
 // filter by merchant go wrong. Each ANALYZE is paced (analyzeCostDelay).
 // Without the privilege to analyze a table
