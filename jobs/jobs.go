@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"sync"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -36,6 +37,10 @@ type Config struct {
 	Location *time.Location
 	// Timeout bounds one run of any job. Default 10 minutes.
 	Timeout time.Duration
+	// RunNowWait is how long RunNow waits for its run to end before it
+	// returns the run RUNNING and lets it go on. Default 20 s, well inside
+	// the server's write timeout.
+	RunNowWait time.Duration
 	// Now is the clock that names schedule slots. Default time.Now.
 	Now func() time.Time
 	// Logger receives one line per run; nil discards them.
@@ -60,6 +65,11 @@ type Scheduler struct {
 	cron  *cron.Cron
 	log   *slog.Logger
 	specs map[string]string
+	// detached counts RunNow's runs that may outlive their request;
+	// abandon ends them when Stop gives up waiting.
+	detached sync.WaitGroup
+	abandon  context.Context
+	giveUp   context.CancelFunc
 }
 
 // New returns a scheduler running jobs through runs; Start starts it. It fails on an
@@ -83,6 +93,9 @@ func New(runs *services.JobRuns, cfg Config) (*Scheduler, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Minute
 	}
+	if cfg.RunNowWait <= 0 {
+		cfg.RunNowWait = 20 * time.Second
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -90,6 +103,7 @@ func New(runs *services.JobRuns, cfg Config) (*Scheduler, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Scheduler{cfg: cfg, runs: runs, log: cfg.Logger, specs: map[string]string{}}
+	s.abandon, s.giveUp = context.WithCancel(context.Background())
 	cl := cron.PrintfLogger(slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn))
 	s.cron = cron.New(cron.WithLocation(cfg.Location), cron.WithChain(cron.Recover(cl), cron.SkipIfStillRunning(cl)))
 	specs := []struct{ job, spec string }{
@@ -118,14 +132,23 @@ func (s *Scheduler) Schedules() map[string]string { return maps.Clone(s.specs) }
 // Start starts the schedules in the background.
 func (s *Scheduler) Start() { s.cron.Start() }
 
-// Stop stops the schedules and waits for running jobs to finish, or for ctx to
-// end, whichever comes first; it returns ctx's error in the second case.
+// Stop stops the schedules and waits for running jobs (RunNow's included)
+// to finish, or for ctx to end, whichever comes first; it returns ctx's
+// error in the second case, and cancels RunNow's runs, which then record
+// themselves as failed if the process lives long enough.
 func (s *Scheduler) Stop(ctx context.Context) error {
-	done := s.cron.Stop()
+	cronDone := s.cron.Stop()
+	done := make(chan struct{})
+	go func() {
+		<-cronDone.Done()
+		s.detached.Wait()
+		close(done)
+	}()
 	select {
-	case <-done.Done():
+	case <-done:
 		return nil
 	case <-ctx.Done():
+		s.giveUp()
 		return fmt.Errorf("stop jobs: %w", ctx.Err())
 	}
 }
@@ -152,15 +175,47 @@ func (s *Scheduler) Fire(ctx context.Context, job string) (*services.JobRun, err
 
 // RunNow runs job immediately for the actor carried by ctx (see
 // services.WithActor), who must be an administrator; it claims no slot. It is
-// the runJob mutation.
+// the runJob mutation. It waits for the run to end for at most
+// Config.RunNowWait, or until ctx ends: a run still going then is returned
+// RUNNING and goes on in the background, bounded by Config.Timeout, whoever
+// was waiting for it; the job runs list shows how it ended, and Stop waits
+// for it. A reconciliation that yields to the tills over a large ledger
+// takes minutes, longer than a request may.
 func (s *Scheduler) RunNow(ctx context.Context, job string) (*services.JobRun, error) {
 	actor := services.ActorFrom(ctx)
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
-	defer cancel()
 	start := time.Now()
-	run, err := s.runs.Trigger(ctx, actor, job)
-	s.report(ctx, job, run, start, err)
-	return run, err
+	// The run keeps the request's values (the actor, its trace) but not its
+	// end; it ends at the timeout, or when Stop gives up waiting for it.
+	jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Timeout)
+	unhook := context.AfterFunc(s.abandon, cancel)
+	s.detached.Add(1)
+	run, done, err := s.runs.Start(jctx, actor, job)
+	if err != nil {
+		unhook()
+		cancel()
+		s.detached.Done()
+		s.report(ctx, job, nil, start, err)
+		return nil, err
+	}
+	ended := make(chan services.JobOutcome, 1)
+	go func() {
+		defer s.detached.Done()
+		defer cancel()
+		defer unhook()
+		out := <-done
+		s.report(jctx, job, out.Run, start, out.Err)
+		ended <- out
+	}()
+	wait := time.NewTimer(s.cfg.RunNowWait)
+	defer wait.Stop()
+	select {
+	case out := <-ended:
+		return out.Run, out.Err
+	case <-wait.C:
+	case <-ctx.Done():
+	}
+	s.log.InfoContext(ctx, "job goes on in the background", "job", job, "run", run.ID)
+	return run, nil
 }
 
 func (s *Scheduler) run(ctx context.Context, job, slot string) (*services.JobRun, error) {

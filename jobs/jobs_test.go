@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"sync"
 	"testing"
@@ -231,5 +232,129 @@ func wantCode(t testing.TB, err error, code string) {
 	var se *services.Error
 	if !errors.As(err, &se) || se.Code != code {
 		t.Fatalf("want error %s, got %v", code, err)
+	}
+}
+
+// slowLookups loses every Fulfil's answer, as lostAnswers does, and holds
+// each Lookup until release is closed or its context ends, so a
+// compensation run lasts as long as a test wants.
+type slowLookups struct {
+	lostAnswers
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (s slowLookups) Lookup(ctx context.Context, merchantID int64, redeemNo string) (services.LookupResult, error) {
+	s.entered <- struct{}{}
+	select {
+	case <-s.release:
+		return s.lostAnswers.Lookup(ctx, merchantID, redeemNo)
+	case <-ctx.Done():
+		return services.LookupResult{}, ctx.Err()
+	}
+}
+
+// stuckRedemption leaves one redemption of a new merchant PROCESSING past
+// its hold, for compensation to resolve, and returns the merchant's
+// administrator.
+func stuckRedemption(t *testing.T, svc *services.Services, clk *clock, merchant string) services.Actor {
+	t.Helper()
+	ctx := context.Background()
+	m, err := svc.Merchants.Create(ctx, merchant, merchant, "")
+	must(t, err)
+	admin := services.SystemActor(m.ID)
+	st, err := svc.Stores.Create(ctx, admin, services.CreateStoreInput{Code: "S1", Name: "One"})
+	must(t, err)
+	camp, err := svc.Campaigns.Create(ctx, admin, services.CreateCampaignInput{Name: "c", Type: models.CampaignCash,
+		Value: 100, TotalQuantity: 10, ValidFrom: clk.Now().Add(-time.Hour), ValidTo: clk.Now().Add(time.Hour * 24)})
+	must(t, err)
+	issued, err := svc.Campaigns.IssueCoupons(ctx, admin, services.IssueInput{CampaignID: camp.ID, Count: 1})
+	must(t, err)
+	f, err := svc.Redemptions.Redeem(ctx, admin, services.RedeemInput{Code: issued.Codes[0], StoreID: st.ID,
+		RequestID: "lost", OrderAmount: 500})
+	must(t, err)
+	if f.Status != models.FlowProcessing {
+		t.Fatalf("redeem %s", f.Status)
+	}
+	clk.Advance(3 * time.Minute)
+	return admin
+}
+
+// A run that RunNow started outlives the request that started it: RunNow
+// returns it RUNNING after its wait, the request's end does not cancel it,
+// it records how it ended, and Stop waits for it; when Stop gives up
+// waiting, the run is cancelled and recorded as failed.
+func TestRunNowOutlivesItsRequest(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		for _, giveUp := range []bool{false, true} {
+			clk := &clock{t: time.Date(2026, 12, 1, 4, 0, 0, 0, time.UTC)}
+			slow := slowLookups{entered: make(chan struct{}, 1), release: make(chan struct{})}
+			slow.lostAnswers = lostAnswers{services.NewBuiltinFulfiller(db, clk.Now)}
+			svc := services.New(db, services.Options{Now: clk.Now, Fulfiller: slow})
+			sched, err := jobs.New(svc.JobRuns, jobs.Config{Now: clk.Now, RunNowWait: 10 * time.Millisecond})
+			must(t, err)
+			admin := stuckRedemption(t, svc, clk, fmt.Sprintf("m%v", giveUp))
+			req, endRequest := context.WithCancel(services.WithActor(context.Background(), admin))
+			run, err := sched.RunNow(req, services.JobCompensation)
+			must(t, err)
+			if run.Status != models.JobRunning || run.FinishedAt != nil {
+				t.Fatalf("RunNow returned %+v before the run ended", run)
+			}
+			<-slow.entered
+			endRequest()
+			stopped := make(chan error, 1)
+			stopCtx, cancelStop := context.WithCancel(context.Background())
+			go func() { stopped <- sched.Stop(stopCtx) }()
+			select {
+			case err := <-stopped:
+				t.Fatalf("Stop returned %v while a run was going", err)
+			case <-time.After(50 * time.Millisecond):
+			}
+			want, counts := models.JobSucceeded, map[string]int64{"claimed": 1, "released": 1}
+			if giveUp {
+				cancelStop()
+				if err := <-stopped; !errors.Is(err, context.Canceled) {
+					t.Fatalf("Stop after giving up: %v", err)
+				}
+				want, counts = models.JobFailed, nil
+			} else {
+				close(slow.release)
+				must(t, <-stopped)
+			}
+			cancelStop()
+			got := waitFinished(t, svc, admin, run.ID)
+			if got.Status != want {
+				t.Fatalf("giveUp %v: run ended %s (%v)", giveUp, got.Status, got.Error)
+			}
+			if counts != nil {
+				var c map[string]int64
+				must(t, json.Unmarshal([]byte(got.Counts), &c))
+				for k, v := range counts {
+					if c[k] != v {
+						t.Fatalf("counts %v, want %s %d", c, k, v)
+					}
+				}
+			}
+		}
+	})
+}
+
+// waitFinished polls the actor's runs until run id has finished: the run
+// records its end after Stop gave up on it, in a goroutine of its own.
+func waitFinished(t *testing.T, svc *services.Services, admin services.Actor, id int64) services.JobRun {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		p, err := svc.JobRuns.List(context.Background(), admin, services.JobRunFilter{Job: services.JobCompensation}, services.PageArgs{First: 10})
+		must(t, err)
+		for _, r := range p.Items {
+			if r.ID == id && r.FinishedAt != nil {
+				return r
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %d did not finish: %+v", id, p.Items)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -110,10 +110,12 @@ func newJobRuns(db, read *gorm.DB, now func() time.Time, log *slog.Logger, c *Co
 // returned whether or not the job failed; the job's own error is returned as
 // well.
 func (j *JobRuns) RunJob(ctx context.Context, job, slot string) (*JobRun, error) {
-	return j.run(ctx, job, slot, 0)
+	return j.run(ctx, job, slot, 0, nil)
 }
 
-func (j *JobRuns) run(ctx context.Context, job, slot string, merchantID int64) (*JobRun, error) {
+// run runs job and records it; started, if set, is called with the run
+// once its start is recorded, before the job's work begins.
+func (j *JobRuns) run(ctx context.Context, job, slot string, merchantID int64, started func(*JobRun)) (*JobRun, error) {
 	work, err := j.work(job)
 	if err != nil {
 		return nil, err
@@ -131,6 +133,9 @@ func (j *JobRuns) run(ctx context.Context, job, slot string, merchantID int64) (
 	}
 	if !claimed {
 		return nil, fmt.Errorf("job %s slot %s: %w", job, slot, ErrSlotTaken)
+	}
+	if started != nil {
+		started(jobRunOf(run))
 	}
 	res, runErr := work(ctx, merchantID)
 	if runErr != nil {
@@ -213,13 +218,61 @@ func resultOf[R interface{ Counts() map[string]int64 }](r R, byMerchant map[int6
 // run. It claims no slot, so it never collides with scheduled runs. Every run
 // it starts is audited as job.run with the run's status and counts.
 func (j *JobRuns) Trigger(ctx context.Context, actor Actor, job string) (*JobRun, error) {
-	if err := actor.require(models.RoleAdmin); err != nil {
+	if err := j.canTrigger(actor, job); err != nil {
 		return nil, err
 	}
-	if !slices.Contains(JobNames(), job) {
-		return nil, fmt.Errorf("job %q: %w", job, ErrUnknownJob)
+	run, runErr := j.run(ctx, job, "", actor.MerchantID, nil)
+	return j.audited(ctx, actor, job, run, runErr)
+}
+
+// JobOutcome is how a run that Start began ended: the finished run, or nil
+// when it could not record its start, and the job's error.
+type JobOutcome struct {
+	Run *JobRun
+	Err error
+}
+
+// Start begins a job on demand as Trigger does, but in the background, on
+// ctx: it returns once the run is recorded as started, with the run RUNNING,
+// and the run's outcome arrives on the returned channel when it ends (the
+// channel has room for it, so nobody needs to read it). A caller whose run
+// must outlive its request passes a context detached from it
+// (context.WithoutCancel) with a deadline of its own. Role and job name are
+// checked at once; when the start cannot be recorded, that error is returned
+// and no job runs.
+func (j *JobRuns) Start(ctx context.Context, actor Actor, job string) (*JobRun, <-chan JobOutcome, error) {
+	if err := j.canTrigger(actor, job); err != nil {
+		return nil, nil, err
 	}
-	run, runErr := j.run(ctx, job, "", actor.MerchantID)
+	started := make(chan *JobRun, 1)
+	done := make(chan JobOutcome, 1)
+	go func() {
+		run, runErr := j.run(ctx, job, "", actor.MerchantID, func(r *JobRun) { started <- r })
+		run, runErr = j.audited(ctx, actor, job, run, runErr)
+		close(started)
+		done <- JobOutcome{Run: run, Err: runErr}
+	}()
+	if run, ok := <-started; ok {
+		return run, done, nil
+	}
+	// The run ended before it started: its start was not recorded.
+	out := <-done
+	return nil, nil, out.Err
+}
+
+func (j *JobRuns) canTrigger(actor Actor, job string) error {
+	if err := actor.require(models.RoleAdmin); err != nil {
+		return err
+	}
+	if !slices.Contains(JobNames(), job) {
+		return fmt.Errorf("job %q: %w", job, ErrUnknownJob)
+	}
+	return nil
+}
+
+// audited records a run that Trigger or Start ran as the actor's job.run
+// audit event, and returns the run and the job's error as they came.
+func (j *JobRuns) audited(ctx context.Context, actor Actor, job string, run *JobRun, runErr error) (*JobRun, error) {
 	if run == nil {
 		return nil, runErr
 	}

@@ -94,25 +94,54 @@ func exportCSV(ctx context.Context, base, path, token string) (ExportRun, error)
 	}
 }
 
-// runJob runs a job through the API (runJob waits for the run to finish)
-// and fails unless it succeeded.
+// runJob runs a job through the API and fails unless it succeeded. runJob
+// returns a run still going after its wait RUNNING and lets it go on, so a
+// run that outlasts the wait (a yielding reconciliation over a large
+// ledger) is followed in jobRuns until it ends.
 func runJob(ctx context.Context, c *harness.Client, job string) error {
-	var out struct {
-		RunJob struct {
-			Status string  `json:"status"`
-			Error  *string `json:"error"`
-		} `json:"runJob"`
+	type run struct {
+		ID     string  `json:"id"`
+		Status string  `json:"status"`
+		Error  *string `json:"error"`
 	}
-	if err := c.Do(ctx, `mutation($in: RunJobInput!) { runJob(input: $in) { status error } }`,
+	var out struct {
+		RunJob run `json:"runJob"`
+	}
+	if err := c.Do(ctx, `mutation($in: RunJobInput!) { runJob(input: $in) { id status error } }`,
 		map[string]any{"in": map[string]any{"job": job}}, &out); err != nil {
 		return err
 	}
-	if out.RunJob.Status != "SUCCEEDED" {
-		msg := ""
-		if out.RunJob.Error != nil {
-			msg = *out.RunJob.Error
+	r := out.RunJob
+	for r.Status == "RUNNING" {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("job %s run %s: %w", job, r.ID, ctx.Err())
+		case <-time.After(time.Second):
 		}
-		return fmt.Errorf("job %s %s: %s", job, out.RunJob.Status, msg)
+		var page struct {
+			JobRuns struct {
+				Edges []struct {
+					Node run `json:"node"`
+				} `json:"edges"`
+			} `json:"jobRuns"`
+		}
+		if err := c.Do(ctx, `query($job: String) { jobRuns(filter: {job: $job}, first: 20) { edges { node { id status error } } } }`,
+			map[string]any{"job": job}, &page); err != nil {
+			return err
+		}
+		// A replica behind the primary may not list the run yet.
+		for _, e := range page.JobRuns.Edges {
+			if e.Node.ID == r.ID {
+				r = e.Node
+			}
+		}
+	}
+	if r.Status != "SUCCEEDED" {
+		msg := ""
+		if r.Error != nil {
+			msg = *r.Error
+		}
+		return fmt.Errorf("job %s %s: %s", job, r.Status, msg)
 	}
 	return nil
 }

@@ -3740,7 +3740,12 @@ extend type Query {
 }
 
 extend type Mutation {
-  "Runs a job now and returns its run. ADMIN only."
+  """
+  Runs a job now and returns its run. ADMIN only. It waits up to 20 seconds for
+  the run to end; a run still going then (a reconciliation over a large ledger
+  takes minutes) is returned RUNNING and goes on, bounded by the job timeout,
+  whether or not the caller stays: follow it in jobRuns.
+  """
   runJob(input: RunJobInput!): JobRun!
 }
 `, BuiltIn: false},
