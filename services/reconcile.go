@@ -315,11 +315,21 @@ func (r *Reconciler) run(ctx context.Context, all []check, mode runMode, merchan
 // statement over rows of its own range, so it sees them in one snapshot;
 // what changes between batches is covered by the checks' grace periods, as
 // between checks. A check with a tally counts across its batches instead
-// (runTally).
+// (runTally). A merchant for whom the check's applies selects nothing is
+// skipped.
 func (r *Reconciler) runBatches(ctx context.Context, db *gorm.DB, mode runMode, c check, p checkParams,
 	merchants []models.Merchant, rows *[]checkRow, st *checkStats) error {
 	span := mode.span
 	for _, m := range merchants {
+		if c.applies != "" {
+			var hit []checkRow
+			if err := r.runCheck(db, mode, c.applies, []any{m.ID}, &hit); err != nil {
+				return err
+			}
+			if len(hit) == 0 {
+				continue
+			}
+		}
 		if c.tally != nil {
 			if err := r.runTally(ctx, db, mode, c.tally, m.ID, &span, rows, st); err != nil {
 				return err

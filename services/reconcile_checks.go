@@ -45,7 +45,11 @@ type check struct {
 	// tally, when set, replaces sql's batches in a yielding run: the check
 	// compares counters with the rows they count, and a batch of counters
 	// can count more rows than a batch should read (see tally).
-	tally   *tally
+	tally *tally
+	// applies, when set, is asked first in a yielding run, for each
+	// merchant (its one parameter): a merchant for whom it selects no row
+	// cannot have the check's findings, and its batches are skipped.
+	applies string
 	sql     string
 	args    func(p checkParams) []any
 	subject func(r checkRow) string
@@ -319,6 +323,14 @@ FROM (
 GROUP BY x.merchant_id, x.campaign_id, x.scope, x.subject, x.day
 HAVING SUM(x.used) <> SUM(x.uses)`,
 		batch: byCampaigns, args: noArgs,
+		// Every row of the check is a counter or a use under a campaign
+		// with a limit: a merchant with neither has none. Beside the tills
+		// the statement above cost a merchant without limits 118 ms in one
+		// batch over its campaigns (docs/TUNING.md).
+		applies: `SELECT m.id AS merchant_id FROM merchants m WHERE m.id = ? AND (
+  EXISTS (SELECT 1 FROM campaigns k WHERE k.merchant_id = m.id
+    AND (k.per_customer_limit > 0 OR k.per_customer_daily_limit > 0 OR k.per_store_daily_limit > 0))
+  OR EXISTS (SELECT 1 FROM redemption_allowances a WHERE a.merchant_id = m.id))`,
 		subject: func(r checkRow) string {
 			return fmt.Sprintf("%d:%s:%s:%s", num(r.RefID), str(r.A), str(r.B), str(r.C))
 		},

@@ -3,8 +3,10 @@ package services_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -270,5 +272,51 @@ func TestFindingsAreScopedToTheMerchant(t *testing.T) {
 		if !errors.Is(err, services.ErrNotFound) {
 			t.Fatalf("stranger resolves: %v", err)
 		}
+	})
+}
+
+// The yielding run skips the allowance check for a merchant with no
+// campaign with a limit and no counter, and only for such a merchant: a
+// counter left behind on a campaign without limits (its limit removed, or
+// a row written by hand) is still found, batch size whatever, as the one
+// statement finds it.
+func TestYieldingAllowanceCheckSkipsOnlyMerchantsWithoutLimits(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		l := newLedger(t, db)
+		ctx := context.Background()
+		allowances := func(vs []services.Violation) string {
+			var out []services.Violation
+			for _, v := range vs {
+				if v.Kind == models.FindingAllowanceCountMismatch {
+					out = append(out, v)
+				}
+			}
+			return violationSet(out)
+		}
+		check := func(want string) {
+			t.Helper()
+			got, err := l.svc.Reconciliation.Check(ctx)
+			must(t, err)
+			if g := allowances(got); g != want {
+				t.Fatalf("one statement:\n%s\nwant\n%s", g, want)
+			}
+			for _, span := range []int64{1, 3, 0} {
+				got, err := services.CheckYielding(ctx, l.svc.Reconciliation, span)
+				must(t, err)
+				if g := allowances(got); g != want {
+					t.Fatalf("yielding run in batches of %d:\n%s\nwant\n%s", span, g, want)
+				}
+			}
+		}
+		check("")
+		l.exec(`INSERT INTO redemption_allowances (merchant_id, campaign_id, scope, subject, day, used) VALUES (?, ?, 'CUSTOMER', 'zed', '', 2)`,
+			l.merchant.ID, l.spare.ID)
+		want := fmt.Sprintf("ALLOWANCE_COUNT_MISMATCH:%d:CUSTOMER:zed: | ", l.spare.ID)
+		got, err := l.svc.Reconciliation.Check(ctx)
+		must(t, err)
+		if g := allowances(got); !strings.HasPrefix(g, want) || strings.Contains(g, "\n") {
+			t.Fatalf("one statement found %q, want one violation %q...", g, want)
+		}
+		check(allowances(got))
 	})
 }
