@@ -134,8 +134,8 @@ func (s *Scheduler) Start() { s.cron.Start() }
 
 // Stop stops the schedules and waits for running jobs (RunNow's included)
 // to finish, or for ctx to end, whichever comes first; it returns ctx's
-// error in the second case, and cancels RunNow's runs, which then record
-// themselves as failed if the process lives long enough.
+// error in the second case, after cancelling RunNow's runs and giving them
+// a moment to record themselves as failed.
 func (s *Scheduler) Stop(ctx context.Context) error {
 	cronDone := s.cron.Stop()
 	done := make(chan struct{})
@@ -148,10 +148,20 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
+		// Cancelled, RunNow's runs record themselves as failed: give them
+		// a moment to, so the list does not show them RUNNING for ever.
 		s.giveUp()
+		select {
+		case <-done:
+		case <-time.After(recordGrace):
+		}
 		return fmt.Errorf("stop jobs: %w", ctx.Err())
 	}
 }
+
+// recordGrace is how long Stop, having given up on RunNow's runs, waits for
+// them to record their end.
+const recordGrace = 2 * time.Second
 
 // Slot names the schedule slot of a singleton job fired at t: the minute it
 // fired in UTC, which every replica firing the same schedule agrees on.

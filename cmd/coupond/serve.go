@@ -70,6 +70,9 @@ type serveConfig struct {
 	allowPrivateWebhooks bool
 	// webhookConcurrency bounds the attempts in flight per endpoint.
 	webhookConcurrency int
+	// runJobWait is how long runJob waits for its run before returning it
+	// RUNNING.
+	runJobWait time.Duration
 	// optionHooks apply the flags of serveFlagHooks to the services' options.
 	optionHooks []func(*services.Options) error
 }
@@ -93,6 +96,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	reconcileSchedule := fs.String("reconcile-schedule", "@hourly", "cron spec (UTC) of reconciliation, e.g. \"30 3 * * *\" for 03:30 every day; \"off\" schedules none (runJob, the console and coupond audit still run it)")
 	statementSchedule := fs.String("statement-schedule", "10 0 * * *", "cron spec (UTC) of the daily statement; \"off\" schedules none")
 	runJobs := fs.Bool("jobs", true, "run the background jobs in this process (safe on every replica)")
+	runJobWait := fs.Duration("run-job-wait", 20*time.Second, "how long the runJob mutation waits for its run; a run still going then is returned RUNNING and goes on in the background (keep it under your proxies' request timeouts)")
 	whURL := fs.String("webhook-url", "", "fulfil orders through the merchant's order system at this base URL instead of the builtin orders table")
 	whSecret := fs.String("webhook-secret", "", "HMAC-SHA256 key shared with the order system (required with --webhook-url)")
 	tokenRPS := fs.Float64("limit-token-rps", 100, "redemption requests per second per token, burst twice that (0: no limit)")
@@ -131,7 +135,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		logLevel: *level, shutdownGrace: *grace, tokenCacheTTL: *tokenTTL, debugAddr: *debugAddr,
 		maxInflight: *maxInflight, inflightWait: *inflightWait, maxHTTPConns: *maxHTTPConns, redisURL: *redisURL, readURLs: *readURLs, readMaxLag: *readMaxLag, queryExecMode: *execMode,
 		otlpEndpoint: *otlp, otlpRatio: *otlpRatio, optionHooks: hooks,
-		allowPrivateWebhooks: *allowPrivate, webhookConcurrency: *whConcurrency}
+		allowPrivateWebhooks: *allowPrivate, webhookConcurrency: *whConcurrency, runJobWait: *runJobWait}
 	if c.webhookConcurrency < 1 {
 		return errors.New("--webhook-concurrency must be at least 1")
 	}
@@ -225,7 +229,7 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 		}
 	}
 	sched, err := jobs.New(svc.JobRuns, jobs.Config{CompensateEvery: c.compensateEvery, ExpireEvery: c.expireEvery,
-		ReconcileSpec: c.reconcileSchedule, StatementSpec: c.statementSchedule, Logger: log, OnRun: m.observeJob})
+		ReconcileSpec: c.reconcileSchedule, StatementSpec: c.statementSchedule, RunNowWait: c.runJobWait, Logger: log, OnRun: m.observeJob})
 	if err != nil {
 		return fmt.Errorf("--reconcile-schedule, --statement-schedule: %w", err)
 	}
@@ -300,10 +304,10 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 	sctx, cancel := context.WithTimeout(context.Background(), c.shutdownGrace)
 	defer cancel()
 	err = srv.Shutdown(sctx)
-	if c.jobs {
-		if jerr := sched.Stop(sctx); jerr != nil {
-			log.Warn("jobs did not stop in time", "err", jerr)
-		}
+	// Without --jobs nothing is scheduled, but runJob's runs may still be
+	// going in the background.
+	if jerr := sched.Stop(sctx); jerr != nil {
+		log.Warn("jobs did not stop in time", "err", jerr)
 	}
 	// Attempts in flight finish (within the webhook timeout) and record their
 	// outcome; one cut short by the grace period is sent again after its

@@ -64,7 +64,11 @@ async function startServer() {
   tmp = mkdtempSync(join(tmpdir(), 'coupond-e2e-'));
   const port = await freePort();
   dbPath = join(tmp, 'e2e.db');
-  const args = ['serve', '--demo', '--playground', '--allow-private-webhooks', '--database-url', dbPath, '--addr', `127.0.0.1:${port}`, '--log-level', 'warn'];
+  // --run-job-wait 1ms: runJob returns every run RUNNING and lets it go on,
+  // the path a reconciliation over a large ledger takes, which the Jobs page
+  // must follow to its end.
+  const args = ['serve', '--demo', '--playground', '--allow-private-webhooks', '--run-job-wait', '1ms', '--database-url', dbPath,
+    '--addr', `127.0.0.1:${port}`, '--log-level', 'warn'];
   server = spawn(binary, args, { cwd: tmp, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   server.stderr.on('data', (d) => process.stderr.write(`[coupond] ${d}`));
@@ -124,6 +128,24 @@ async function gql(base, token, query, variables = {}) {
     body: JSON.stringify({ query, variables }),
   });
   return res.json();
+}
+
+/**
+ * runJob runs a job through the runJob mutation and, when it comes back
+ * RUNNING (it goes on in the background), follows it in jobRuns; it resolves
+ * with the run's final status.
+ */
+async function runJob(base, token, job) {
+  const started = await gql(base, token, 'mutation($j: String!) { runJob(input: { job: $j }) { id status } }', { j: job });
+  if (!started.data) throw new Error(`runJob ${job}: ${JSON.stringify(started)}`);
+  let run = started.data.runJob;
+  for (let i = 0; run.status === 'RUNNING'; i++) {
+    if (i === 600) throw new Error(`runJob ${job}: run ${run.id} still RUNNING after 60 s`);
+    await new Promise((r) => setTimeout(r, 100));
+    const page = await gql(base, token, 'query($j: String) { jobRuns(filter: { job: $j }, first: 20) { edges { node { id status } } } }', { j: job });
+    run = page.data.jobRuns.edges.map((e) => e.node).find((n) => n.id === run.id) ?? run;
+  }
+  return run.status;
 }
 
 /**
@@ -827,7 +849,11 @@ async function main() {
     await page.getByTestId('run-jobs').waitFor();
     await page.getByTestId('run-jobs').locator('button[data-job=expiry]', { hasText: 'Expiry' }).waitFor();
     await page.getByTestId('run-jobs').locator('button[data-job=reconciliation]').click();
-    await page.locator('.job-outcome .alert-success').waitFor();
+    // runJob returns the run RUNNING (--run-job-wait 1ms); the page says it
+    // goes on, follows it in the list, and then says how it ended.
+    await page.locator('.job-outcome .alert-warning', { hasText: 'goes on in the background' }).waitFor();
+    await shot(page, '16a-admin-job-goes-on');
+    await page.locator('.job-outcome .alert-success', { hasText: 'Reconciliation finished: Succeeded' }).waitFor({ timeout: 30_000 });
     await page.getByTestId('jobs-table').locator('tbody tr').first().waitFor();
     await shot(page, '16-admin-jobs');
     await signOut(page);
@@ -857,8 +883,8 @@ async function main() {
     await page.locator('.finding-panel .alert-success').waitFor();
     await shot(page, '20-finance-finding-resolved');
     // Reconciliation finds the discrepancy again (the counter is still off): the finding reopens.
-    const run = await gql(s.base, s.admin, 'mutation { runJob(input: { job: "reconciliation" }) { status } }');
-    if (run.data?.runJob.status !== 'SUCCEEDED') throw new Error(`reconciliation: ${JSON.stringify(run)}`);
+    const run = await runJob(s.base, s.admin, 'reconciliation');
+    if (run !== 'SUCCEEDED') throw new Error(`reconciliation: ${run}`);
     await page.goto(`${s.base}/reconciliation`);
     const reopened = page.getByTestId('findings-table').locator('tbody tr', { hasText: 'Reopened ×1' }).first();
     await reopened.waitFor();
@@ -921,8 +947,8 @@ async function main() {
     // today is moved back a day, and the daily-statement job books the difference.
     execFileSync('sqlite3', ['-cmd', '.timeout 10000', dbPath,
       "UPDATE coupon_transitions SET created_at = date(substr(created_at, 1, 10), '-1 day') || substr(created_at, 11) WHERE to_status = 'VOIDED'"]);
-    const job = await gql(s.base, s.admin, 'mutation { runJob(input: { job: "daily-statement" }) { status } }');
-    if (job.data?.runJob.status !== 'SUCCEEDED') throw new Error(`daily statement: ${JSON.stringify(job)}`);
+    const job = await runJob(s.base, s.admin, 'daily-statement');
+    if (job !== 'SUCCEEDED') throw new Error(`daily statement: ${job}`);
     await page.reload();
     const adj = page.getByTestId('statement-adjustments').locator('tbody tr', { hasText: 'Voided' });
     await adj.waitFor();

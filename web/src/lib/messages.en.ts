@@ -400,6 +400,7 @@ export const en = {
   'jobs.runNow': 'Run now',
   'jobs.running': 'Running…',
   'jobs.ran': '{job} finished: {status}.',
+  'jobs.goesOn': '{job} is still running and goes on in the background; this page follows it.',
   'jobs.runTitle': 'Run a job now',
   'jobs.adminOnly': 'Only an admin may start jobs.',
   'jobs.replicas': 'Read replicas',

@@ -400,6 +400,7 @@ export const zh: Messages = {
   'jobs.runNow': '立即运行',
   'jobs.running': '运行中…',
   'jobs.ran': '{job} 已结束：{status}。',
+  'jobs.goesOn': '{job} 仍在运行，将在后台继续；本页会跟踪其结果。',
   'jobs.runTitle': '立即运行任务',
   'jobs.adminOnly': '只有管理员可以启动任务。',
   'jobs.replicas': '只读副本',

@@ -1,5 +1,5 @@
 import { createColumnHelper } from '@tanstack/react-table';
-import { useMemo, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { useSearchParams } from 'react-router';
 import { useMutation, useQuery } from 'urql';
 import { useI18n } from '../app/i18n';
@@ -118,6 +118,11 @@ function ReadReplicas() {
 type Run = JobRunsQuery['jobRuns']['edges'][number]['node'];
 const col = createColumnHelper<Run>();
 const PAGE = 25;
+// A run ends by the server's job timeout (10 minutes), so a RUNNING row older
+// than that is a run whose process died; REFRESH_MS paces the list while a
+// run is going.
+const JOB_TIMEOUT_MS = 10 * 60_000;
+const REFRESH_MS = 5_000;
 const STATUSES: JobRunStatus[] = ['RUNNING', 'SUCCEEDED', 'FAILED'];
 
 /** Counts shows a run's named counts as small chips. */
@@ -149,6 +154,9 @@ export function JobsPage() {
   const [{ fetching: running }, runJob] = useMutation(RunJobDocument);
   const [runningJob, setRunningJob] = useState<string | null>(null);
   const [outcome, setOutcome] = useState<{ kind: 'success' | 'error' | 'warning'; text: string; counts?: Run['counts'] } | null>(null);
+  // The run runJob returned still RUNNING: it goes on in the background,
+  // and the page follows it in the list until it ends.
+  const [followed, setFollowed] = useState<string | null>(null);
   const set = (k: string, v: string) => {
     const p = new URLSearchParams(params);
     if (v) p.set(k, v);
@@ -157,18 +165,25 @@ export function JobsPage() {
   };
   const jobName = (j: string) => tk(`job.${j}`);
 
+  const ended = (run: Pick<Run, 'job' | 'status' | 'error' | 'counts'>) =>
+    setOutcome({
+      kind: run.status === 'FAILED' ? 'error' : 'success',
+      text: t('jobs.ran', { job: jobName(run.job), status: tk(`status.${run.status}`) }) + (run.error ? ` ${run.error}` : ''),
+      counts: run.counts,
+    });
+
   async function run(j: string) {
     setRunningJob(j);
     setOutcome(null);
+    setFollowed(null);
     const r = await runJob({ input: { job: j } }, { additionalTypenames: ['JobRun'] });
     setRunningJob(null);
     if (r.data) {
       const run = r.data.runJob;
-      setOutcome({
-        kind: run.status === 'FAILED' ? 'error' : run.status === 'RUNNING' ? 'warning' : 'success',
-        text: t('jobs.ran', { job: jobName(run.job), status: tk(`status.${run.status}`) }) + (run.error ? ` ${run.error}` : ''),
-        counts: run.counts,
-      });
+      if (run.status === 'RUNNING') {
+        setFollowed(run.id);
+        setOutcome({ kind: 'warning', text: t('jobs.goesOn', { job: jobName(run.job) }) });
+      } else ended(run);
       reexecute({ requestPolicy: 'network-only' });
     } else setOutcome({ kind: 'error', text: errorText(r.error) });
   }
@@ -203,6 +218,28 @@ export function JobsPage() {
   );
   const rows = res.data?.jobRuns.edges.map((e) => e.node);
   const pageInfo = res.data?.jobRuns.pageInfo;
+  // While a run on the page is going (one that started within the job
+  // timeout: an older RUNNING row is a run whose process died), the list
+  // refreshes itself, and the run this page started reports how it ended.
+  const going = !!rows?.some((r) => r.status === 'RUNNING' && Date.now() - Date.parse(r.startedAt) < JOB_TIMEOUT_MS);
+  useEffect(() => {
+    if (!going && !followed) return;
+    const id = setInterval(() => reexecute({ requestPolicy: 'network-only' }), REFRESH_MS);
+    return () => clearInterval(id);
+  }, [going, followed, reexecute]);
+  useEffect(() => {
+    if (!followed) return;
+    const id = setTimeout(() => setFollowed(null), JOB_TIMEOUT_MS);
+    return () => clearTimeout(id);
+  }, [followed]);
+  useEffect(() => {
+    const r = followed ? rows?.find((x) => x.id === followed) : undefined;
+    if (r && r.status !== 'RUNNING') {
+      setFollowed(null);
+      ended(r);
+    }
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [rows, followed]);
   const jobs = res.data?.jobs ?? [];
   return (
     <>

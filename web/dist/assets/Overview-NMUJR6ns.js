@@ -1,4 +1,4 @@
-import{r as e}from"./rolldown-runtime-XKyaHtl9.js";import{B as t,C as n,E as r,Et as i,O as a,T as ee,a as o,b as s,d as c,h as l,ht as u,k as d,l as f,m as p,r as m,t as h,u as g,v as te,y as ne}from"./Page-ryu9Bwu-.js";import{a as _,i as v,n as y,o as b,p as x,r as S,t as C}from"./BarChart-B5StAO4p.js";import{t as w}from"./index-CNUMszXc.js";var T=e(i(),1),E=d(),re=r(`
+import{r as e}from"./rolldown-runtime-XKyaHtl9.js";import{B as t,C as n,E as r,Et as i,O as a,T as ee,a as o,b as s,d as c,h as l,ht as u,k as d,l as f,m as p,r as m,t as h,u as g,v as te,y as ne}from"./Page-CKqQzJsR.js";import{a as _,i as v,n as y,o as b,p as x,r as S,t as C}from"./BarChart-H-42-lK7.js";import{t as w}from"./index-DrIsKSj6.js";var T=e(i(),1),E=d(),re=r(`
   query WeekByHour($from: Time!, $to: Time!) {
     redemptionsByHour(from: $from, to: $to) {
       hour
