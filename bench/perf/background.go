@@ -125,9 +125,12 @@ func runJob(ctx context.Context, c *harness.Client, job string) error {
 				} `json:"edges"`
 			} `json:"jobRuns"`
 		}
+		// A poll that fails (OVERLOADED in a stall of the machine's, a
+		// connection cut) changed nothing: the run goes on, and the next
+		// poll asks again. Only the row's own bound ends the wait.
 		if err := c.Do(ctx, `query($job: String) { jobRuns(filter: {job: $job}, first: 20) { edges { node { id status error } } } }`,
 			map[string]any{"job": job}, &page); err != nil {
-			return err
+			continue
 		}
 		// A replica behind the primary may not list the run yet.
 		for _, e := range page.JobRuns.Edges {
