@@ -123,23 +123,7 @@ func TestCompensationJobReleasesAndRecordsCounts(t *testing.T) {
 		ctx := context.Background()
 		clk := &clock{t: time.Date(2026, 12, 1, 4, 0, 0, 0, time.UTC)}
 		r := newReplica(t, db, clk)
-		m, err := r.svc.Merchants.Create(ctx, "acme", "Acme", "")
-		must(t, err)
-		admin := services.SystemActor(m.ID)
-		st, err := r.svc.Stores.Create(ctx, admin, services.CreateStoreInput{Code: "S1", Name: "One"})
-		must(t, err)
-		camp, err := r.svc.Campaigns.Create(ctx, admin, services.CreateCampaignInput{Name: "c", Type: models.CampaignCash,
-			Value: 100, TotalQuantity: 10, ValidFrom: clk.Now().Add(-time.Hour), ValidTo: clk.Now().Add(time.Hour * 24)})
-		must(t, err)
-		issued, err := r.svc.Campaigns.IssueCoupons(ctx, admin, services.IssueInput{CampaignID: camp.ID, Count: 1})
-		must(t, err)
-		f, err := r.svc.Redemptions.Redeem(ctx, admin, services.RedeemInput{Code: issued.Codes[0], StoreID: st.ID,
-			RequestID: "lost", OrderAmount: 500})
-		must(t, err)
-		if f.Status != models.FlowProcessing {
-			t.Fatalf("redeem %s", f.Status)
-		}
-		clk.Advance(3 * time.Minute)
+		admin, code := stuckRedemption(t, r.svc, clk, "acme")
 		run, err := r.sched.Fire(ctx, services.JobCompensation)
 		must(t, err)
 		var counts map[string]int64
@@ -147,7 +131,7 @@ func TestCompensationJobReleasesAndRecordsCounts(t *testing.T) {
 		if run.Status != models.JobSucceeded || counts["released"] != 1 || counts["claimed"] != 1 {
 			t.Fatalf("run %s counts %v", run.Status, counts)
 		}
-		c, err := r.svc.Coupons.ByCode(ctx, admin, issued.Codes[0])
+		c, err := r.svc.Coupons.ByCode(ctx, admin, code)
 		must(t, err)
 		if c.Status != models.CouponUnused {
 			t.Fatalf("coupon %s", c.Status)
@@ -255,9 +239,9 @@ func (s slowLookups) Lookup(ctx context.Context, merchantID int64, redeemNo stri
 }
 
 // stuckRedemption leaves one redemption of a new merchant PROCESSING past
-// its hold, for compensation to resolve, and returns the merchant's
-// administrator.
-func stuckRedemption(t *testing.T, svc *services.Services, clk *clock, merchant string) services.Actor {
+// its hold (the services' fulfiller must lose its answer), for compensation
+// to resolve, and returns the merchant's administrator and the coupon's code.
+func stuckRedemption(t *testing.T, svc *services.Services, clk *clock, merchant string) (services.Actor, string) {
 	t.Helper()
 	ctx := context.Background()
 	m, err := svc.Merchants.Create(ctx, merchant, merchant, "")
@@ -277,7 +261,7 @@ func stuckRedemption(t *testing.T, svc *services.Services, clk *clock, merchant 
 		t.Fatalf("redeem %s", f.Status)
 	}
 	clk.Advance(3 * time.Minute)
-	return admin
+	return admin, issued.Codes[0]
 }
 
 // A run that RunNow started outlives the request that started it: RunNow
@@ -293,7 +277,7 @@ func TestRunNowOutlivesItsRequest(t *testing.T) {
 			svc := services.New(db, services.Options{Now: clk.Now, Fulfiller: slow})
 			sched, err := jobs.New(svc.JobRuns, jobs.Config{Now: clk.Now, RunNowWait: 10 * time.Millisecond})
 			must(t, err)
-			admin := stuckRedemption(t, svc, clk, fmt.Sprintf("m%v", giveUp))
+			admin, _ := stuckRedemption(t, svc, clk, fmt.Sprintf("m%v", giveUp))
 			req, endRequest := context.WithCancel(services.WithActor(context.Background(), admin))
 			run, err := sched.RunNow(req, services.JobCompensation)
 			must(t, err)
