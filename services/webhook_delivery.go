@@ -191,8 +191,11 @@ type Deliverer struct {
 	floors   map[[2]int64]time.Time
 	floorsAt time.Time
 	fullAt   time.Time
-	statsAt  time.Time
-	wg       sync.WaitGroup
+	// pending tells whether the last reading of the floors found a PENDING
+	// delivery at any endpoint: only then is there a claim to plan.
+	pending bool
+	statsAt time.Time
+	wg      sync.WaitGroup
 
 	rmu       sync.Mutex
 	finished  []finishedAttempt
@@ -321,9 +324,11 @@ func (d *Deliverer) round(ctx context.Context, search bool) (int, error) {
 	db := d.db.WithContext(ctx)
 	var eps []*models.WebhookEndpoint
 	if search {
-		d.refreshStats(ctx, db)
 		if err := d.readFloors(db); err != nil {
 			return 0, err
+		}
+		if d.pending {
+			d.refreshStats(ctx, db)
 		}
 		d.mu.Lock()
 		floors := d.floors
@@ -368,7 +373,12 @@ func (d *Deliverer) round(ctx context.Context, search bool) (int, error) {
 
 // refreshStats analyzes deliveryTables on PostgreSQL when their statistics
 // are stale (models.AnalyzeStale), at most every statsEvery; only the search
-// rounds of one goroutine call it. A connection prepares the claim's
+// rounds of one goroutine call it, and only while some endpoint has a
+// PENDING delivery, so before the claims it plans. Every redemption writes
+// its event whether or not an endpoint is subscribed, and with none the
+// worker analyzed outbox_events each time it had grown by half, up to 3 s
+// of reading a time, for no claim at all; the tills' p99 stalled with
+// those ANALYZEs (docs/TUNING.md). A connection prepares the claim's
 // statement once, and after five runs PostgreSQL may keep one plan for it,
 // made from the statistics of the time, until an ANALYZE of its tables
 // replaces it. Made while webhook_deliveries held a page of rows, that plan
@@ -414,7 +424,9 @@ func (d *Deliverer) readFloors(db *gorm.DB) error {
 	}
 	cut := now.Add(-floorMargin)
 	floors := make(map[[2]int64]time.Time, len(got))
+	pending := false
 	for k, t := range got {
+		pending = pending || t != nil
 		floors[k] = cut
 		if t != nil && t.Before(cut) {
 			floors[k] = *t
@@ -424,6 +436,7 @@ func (d *Deliverer) readFloors(db *gorm.DB) error {
 	d.floors = floors
 	d.mu.Unlock()
 	d.floorsAt = now
+	d.pending = pending
 	if full {
 		d.fullAt = now
 	}

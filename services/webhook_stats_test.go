@@ -13,54 +13,80 @@ import (
 // rows have changed well past their statistics (a host with autovacuum off,
 // or behind), at most every few seconds, so that the plans PostgreSQL keeps
 // for the worker's statements are made again from the table's size
-// (TestClaimPlanAfterAnalyze in models shows the plan it replaces).
+// (TestClaimPlanAfterAnalyze in models shows the plan it replaces). While no
+// endpoint has a PENDING delivery there is no claim to plan, and events
+// that no endpoint takes are not worth an ANALYZE.
 func TestDelivererAnalyzesStaleStatistics(t *testing.T) {
 	db := testdb.Postgres(t)
 	h := newHookSetup(t, db)
 	ctx := context.Background()
-	analyzed := func() map[string]bool {
+	analyzed := func() map[string]int {
 		var rows []struct {
-			Relname  string
-			Analyzed bool
+			Relname string
+			N       int
 		}
-		must(t, db.Raw(`SELECT relname, last_analyze IS NOT NULL AS analyzed FROM pg_stat_user_tables
+		must(t, db.Raw(`SELECT relname, analyze_count AS n FROM pg_stat_user_tables
 WHERE schemaname = current_schema() AND relname IN ('webhook_deliveries', 'outbox_events')`).Scan(&rows).Error)
-		out := map[string]bool{}
+		out := map[string]int{}
 		for _, r := range rows {
-			out[r.Relname] = r.Analyzed
+			out[r.Relname] = r.N
 		}
 		return out
 	}
 	d := h.deliverer(4)
-	if _, err := d.RunOnce(ctx); err != nil {
-		t.Fatal(err)
+	run := func() {
+		t.Helper()
+		if _, err := d.RunOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+		d.Wait()
 	}
-	if a := analyzed(); a["webhook_deliveries"] || a["outbox_events"] {
+	run()
+	if a := analyzed(); a["webhook_deliveries"] != 0 || a["outbox_events"] != 0 {
 		t.Fatalf("analyzed with nothing changed: %v", a)
 	}
-	// 3,000 events and their deliveries, due in a day: stale statistics,
-	// and nothing more to send.
 	ep := h.endpoint.Endpoint
-	later := h.now().Add(24 * time.Hour)
-	must(t, db.Exec(`INSERT INTO outbox_events (merchant_id, uid, type, coupon_id, data, created_at)
-SELECT ?, 'evt_stats' || g, 'coupon.voided', g, '{}', ? FROM generate_series(1, 3000) g`, ep.MerchantID, h.now()).Error)
-	must(t, db.Exec(`INSERT INTO webhook_deliveries (merchant_id, endpoint_id, event_id, coupon_id, status, next_attempt_at, created_at)
-SELECT e.merchant_id, ?, e.id, e.coupon_id, 'PENDING', ?, ? FROM outbox_events e WHERE e.uid LIKE 'evt_stats%'`,
-		ep.ID, later, h.now()).Error)
-	must(t, db.Exec("SELECT pg_stat_force_next_flush()").Error)
-	// The round before has just checked: the next check waits its turn.
-	if _, err := d.RunOnce(ctx); err != nil {
-		t.Fatal(err)
+	events := func(from, to int) {
+		t.Helper()
+		must(t, db.Exec(`INSERT INTO outbox_events (merchant_id, uid, type, coupon_id, data, created_at)
+SELECT ?, 'evt_stats' || g, 'coupon.voided', g, '{}', ? FROM generate_series(CAST(? AS int), CAST(? AS int)) g`, ep.MerchantID, h.now(), from, to).Error)
+		must(t, db.Exec("SELECT pg_stat_force_next_flush()").Error)
 	}
-	if a := analyzed(); a["webhook_deliveries"] {
+	// Their deliveries, due in a day: nothing to send yet.
+	deliveries := func(from, to int) {
+		t.Helper()
+		must(t, db.Exec(`INSERT INTO webhook_deliveries (merchant_id, endpoint_id, event_id, coupon_id, status, next_attempt_at, created_at)
+SELECT e.merchant_id, ?, e.id, e.coupon_id, 'PENDING', ?, ? FROM outbox_events e
+WHERE e.uid IN (SELECT 'evt_stats' || g FROM generate_series(CAST(? AS int), CAST(? AS int)) g)`,
+			ep.ID, h.now().Add(24*time.Hour), h.now(), from, to).Error)
+		must(t, db.Exec("SELECT pg_stat_force_next_flush()").Error)
+	}
+	// 3,000 events that no endpoint takes: stale statistics, and no claim.
+	events(1, 3000)
+	h.clock.Advance(3 * time.Second)
+	run()
+	if a := analyzed(); a["webhook_deliveries"] != 0 || a["outbox_events"] != 0 {
+		t.Fatalf("analyzed with no PENDING delivery to claim: %v", a)
+	}
+	// Their deliveries: the next round analyzes both before it claims.
+	deliveries(1, 3000)
+	h.clock.Advance(3 * time.Second)
+	run()
+	if a := analyzed(); a["webhook_deliveries"] != 1 || a["outbox_events"] != 1 {
+		t.Fatalf("a round with PENDING deliveries left stale tables unanalyzed: %v", a)
+	}
+	// 4,000 more: the round right after has just checked, the next check
+	// waits its turn.
+	events(3001, 7000)
+	deliveries(3001, 7000)
+	run()
+	if a := analyzed(); a["webhook_deliveries"] != 1 || a["outbox_events"] != 1 {
 		t.Fatalf("analyzed again within the check's interval: %v", a)
 	}
 	// Past the interval the next round checks, and analyzes both.
 	h.clock.Advance(3 * time.Second)
-	if _, err := d.RunOnce(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if a := analyzed(); !a["webhook_deliveries"] || !a["outbox_events"] {
+	run()
+	if a := analyzed(); a["webhook_deliveries"] != 2 || a["outbox_events"] != 2 {
 		t.Fatalf("a round past the interval left stale tables unanalyzed: %v", a)
 	}
 }
