@@ -123,6 +123,8 @@ func writeCSV(w http.ResponseWriter, name string, header []string, rows func(fun
 	if _, err := w.Write([]byte("\xef\xbb\xbf")); err != nil {
 		return err
 	}
+	dl := progressDeadlines(w, false)
+	dl.progress()
 	cw := csv.NewWriter(w)
 	if err := cw.Write(header); err != nil {
 		return err
@@ -138,6 +140,7 @@ func writeCSV(w http.ResponseWriter, name string, header []string, rows func(fun
 		n++
 		if n%500 == 0 {
 			cw.Flush()
+			dl.progress()
 		}
 		return cw.Write(rec)
 	})
@@ -182,9 +185,16 @@ func writeXLSX(w http.ResponseWriter, name string, header []string, rows func(fu
 	if err := sw.SetRow("A1", hdr); err != nil {
 		return err
 	}
+	// The sheet is built whole before it is written: its deadline moves
+	// with the rows, and once more for the writing.
+	dl := progressDeadlines(w, false)
+	dl.progress()
 	line := 1
 	err = rows(func(row []any) error {
 		line++
+		if line%500 == 0 {
+			dl.progress()
+		}
 		cells := make([]any, len(row))
 		for i, v := range row {
 			switch v := v.(type) {
@@ -205,6 +215,7 @@ func writeXLSX(w http.ResponseWriter, name string, header []string, rows func(fu
 	}
 	w.Header().Set("Content-Type", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`.xlsx"`)
+	dl.progress()
 	return f.Write(w)
 }
 

@@ -122,6 +122,7 @@ func (im *importer) coupons(w http.ResponseWriter, r *http.Request) {
 	cr.TrimLeadingSpace = true
 	// The answer is written while the body is still arriving.
 	_ = http.NewResponseController(w).EnableFullDuplex()
+	dl := progressDeadlines(w, true)
 
 	var total importProgress
 	started := false
@@ -130,6 +131,7 @@ func (im *importer) coupons(w http.ResponseWriter, r *http.Request) {
 	lines := make([]services.ImportLine, 0, im.batch)
 	eof := false
 	for !eof {
+		dl.progress()
 		lines = lines[:0]
 		var last int64
 		for len(lines) < im.batch {
