@@ -195,7 +195,9 @@ type Deliverer struct {
 	// delivery at any endpoint: only then is there a claim to plan.
 	pending bool
 	statsAt time.Time
-	wg      sync.WaitGroup
+	// analyzing is set while an analysis refreshStats started runs.
+	analyzing atomic.Bool
+	wg        sync.WaitGroup
 
 	rmu       sync.Mutex
 	finished  []finishedAttempt
@@ -310,7 +312,7 @@ func (d *Deliverer) gap(search bool) time.Duration {
 }
 
 // Wait waits for the attempts RunOnce started and for their outcomes to be
-// recorded.
+// recorded, and for an analysis of the worker's tables it started.
 func (d *Deliverer) Wait() { d.wg.Wait() }
 
 // RunOnce finds the endpoints with due deliveries, claims as many of each
@@ -371,14 +373,19 @@ func (d *Deliverer) round(ctx context.Context, search bool) (int, error) {
 	return started, nil
 }
 
-// refreshStats analyzes deliveryTables on PostgreSQL when their statistics
-// are stale (models.AnalyzeStale), at most every statsEvery; only the search
-// rounds of one goroutine call it, and only while some endpoint has a
-// PENDING delivery, so before the claims it plans. Every redemption writes
-// its event whether or not an endpoint is subscribed, and with none the
-// worker analyzed outbox_events each time it had grown by half, up to 3 s
-// of reading a time, for no claim at all; the tills' p99 stalled with
-// those ANALYZEs (docs/TUNING.md). A connection prepares the claim's
+// refreshStats starts an analysis of deliveryTables on PostgreSQL when their
+// statistics are stale (models.AnalyzeStale), at most every statsEvery and
+// one at a time; only the search rounds of one goroutine call it, and only
+// while some endpoint has a PENDING delivery, so before the claims it plans.
+// Every redemption writes its event whether or not an endpoint is
+// subscribed, and with none the worker analyzed outbox_events each time it
+// had grown by half, up to 3 s of reading a time, for no claim at all; the
+// tills' p99 stalled with those ANALYZEs (docs/TUNING.md). The analysis runs
+// beside the rounds, not in them: a paced ANALYZE of a table of millions of
+// events takes seconds, and a round waiting for it claims nothing for as
+// long.
+//
+// Why the worker analyzes at all: a connection prepares the claim's
 // statement once, and after five runs PostgreSQL may keep one plan for it,
 // made from the statistics of the time, until an ANALYZE of its tables
 // replaces it. Made while webhook_deliveries held a page of rows, that plan
@@ -387,7 +394,8 @@ func (d *Deliverer) round(ctx context.Context, search bool) (int, error) {
 // one run 30,000 deliveries waited for over five minutes behind one claim,
 // on a host with autovacuum off (docs/TUNING.md). Autovacuum analyzes a
 // growing table in time, and where it does not this does instead. A
-// failure is logged and delivery goes on.
+// failure is logged and delivery goes on. Wait waits for an analysis
+// started.
 func (d *Deliverer) refreshStats(ctx context.Context, db *gorm.DB) {
 	if models.DialectOfDB(db) != models.Postgres {
 		return
@@ -396,13 +404,22 @@ func (d *Deliverer) refreshStats(ctx context.Context, db *gorm.DB) {
 	if now.Sub(d.statsAt) < statsEvery && now.After(d.statsAt) {
 		return
 	}
-	d.statsAt = now
-	skipped, err := models.AnalyzeStale(db, deliveryTables, statsShare)
-	if err != nil {
-		d.log.WarnContext(ctx, "webhook delivery: statistics not refreshed", "err", err)
-	} else if len(skipped) > 0 {
-		d.log.InfoContext(ctx, "webhook delivery: stale statistics not refreshed, a vacuum holds the tables", "tables", skipped)
+	if !d.analyzing.CompareAndSwap(false, true) {
+		return
 	}
+	d.statsAt = now
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		defer d.analyzing.Store(false)
+		skipped, err := models.AnalyzeStale(db, deliveryTables, statsShare)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			d.log.WarnContext(ctx, "webhook delivery: statistics not refreshed", "err", err)
+		case len(skipped) > 0:
+			d.log.InfoContext(ctx, "webhook delivery: stale statistics not refreshed, a vacuum holds the tables", "tables", skipped)
+		}
+	}()
 }
 
 // readFloors reads the endpoints' floors again when they are floorEvery

@@ -90,3 +90,50 @@ WHERE e.uid IN (SELECT 'evt_stats' || g FROM generate_series(CAST(? AS int), CAS
 		t.Fatalf("a round past the interval left stale tables unanalyzed: %v", a)
 	}
 }
+
+// TestDelivererClaimsWhileItAnalyzes: the worker's ANALYZE runs beside its
+// rounds, not in them. A round over stale tables claims its due deliveries
+// and returns while the analysis it started still waits for a lock that
+// another transaction holds.
+func TestDelivererClaimsWhileItAnalyzes(t *testing.T) {
+	db := testdb.Postgres(t)
+	h := newHookSetup(t, db)
+	ctx := context.Background()
+	ep := h.endpoint.Endpoint
+	must(t, db.Exec(`INSERT INTO outbox_events (merchant_id, uid, type, coupon_id, data, created_at)
+SELECT ?, 'evt_busy' || g, 'coupon.voided', g, '{}', ? FROM generate_series(1, 1500) g`, ep.MerchantID, h.now()).Error)
+	// Ten of their deliveries are due now, the rest in a day.
+	must(t, db.Exec(`INSERT INTO webhook_deliveries (merchant_id, endpoint_id, event_id, coupon_id, status, next_attempt_at, created_at)
+SELECT e.merchant_id, ?, e.id, e.coupon_id, 'PENDING', CASE WHEN e.coupon_id <= 10 THEN CAST(? AS timestamptz) ELSE CAST(? AS timestamptz) END, ? FROM outbox_events e
+WHERE e.uid LIKE 'evt_busy%'`, ep.ID, h.now(), h.now().Add(24*time.Hour), h.now()).Error)
+	must(t, db.Exec("SELECT pg_stat_force_next_flush()").Error)
+
+	// ANALYZE takes this lock; models.AnalyzeStale waits 2 s for it.
+	tx := db.Begin()
+	must(t, tx.Error)
+	defer tx.Rollback()
+	var holder int
+	must(t, tx.Raw("SELECT pg_backend_pid()").Scan(&holder).Error)
+	must(t, tx.Exec("LOCK TABLE outbox_events IN SHARE UPDATE EXCLUSIVE MODE").Error)
+
+	d := h.deliverer(4)
+	n, err := d.RunOnce(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatal("the round claimed none of the due deliveries")
+	}
+	// The round has returned; its analysis waits behind the lock.
+	waiting := false
+	for end := time.Now().Add(time.Second); !waiting && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		must(t, db.Raw(`SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+WHERE query LIKE 'ANALYZE%' AND ? = ANY (pg_blocking_pids(pid)))`, holder).Scan(&waiting).Error)
+	}
+	if !waiting {
+		t.Fatal("the round returned only once its analysis had ended")
+	}
+	must(t, tx.Rollback().Error)
+	d.Wait()
+	waitFor(t, "the due deliveries", func() bool { return len(h.rcv.Accepted()) >= 10 })
+}
