@@ -124,9 +124,10 @@ WHERE e.uid LIKE 'evt_busy%'`, ep.ID, h.now(), h.now().Add(24*time.Hour), h.now(
 	if n == 0 {
 		t.Fatal("the round claimed none of the due deliveries")
 	}
-	// The round has returned; its analysis waits behind the lock.
+	// The round has returned; its analysis waits behind the lock (for up
+	// to 2 s, analyzeLockWait). Had the round waited for it, none would.
 	waiting := false
-	for end := time.Now().Add(time.Second); !waiting && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+	for end := time.Now().Add(5 * time.Second); !waiting && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
 		must(t, db.Raw(`SELECT EXISTS (SELECT 1 FROM pg_stat_activity
 WHERE query LIKE 'ANALYZE%' AND ? = ANY (pg_blocking_pids(pid)))`, holder).Scan(&waiting).Error)
 	}
