@@ -119,12 +119,12 @@ func (e *exporter) fail(w http.ResponseWriter, r *http.Request, err error) {
 func writeCSV(w http.ResponseWriter, name string, header []string, rows func(func([]any) error) error) error {
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`.csv"`)
+	dl := progressDeadlines(w, false)
+	dl.progress()
 	// A byte-order mark makes spreadsheet programs read the Chinese as UTF-8.
 	if _, err := w.Write([]byte("\xef\xbb\xbf")); err != nil {
 		return err
 	}
-	dl := progressDeadlines(w, false)
-	dl.progress()
 	cw := csv.NewWriter(w)
 	if err := cw.Write(header); err != nil {
 		return err
