@@ -25,6 +25,9 @@
 #                               seeded ledger of 1,500,000 coupons, at half KNEE=N
 #   ONLY=export bench/run.sh perf  the same for the ledger export's row: the
 #                               whole ledger's CSV beside redemptions at half KNEE=N
+#   CONTROL=1 ONLY=export bench/run.sh perf  (or reconciliation) first a control
+#                               row: the same load beside nothing but a 100 s sleep,
+#                               the difference the harness makes between its sides
 #   ONLY=scale bench/run.sh perf    knees in one run: 1 server direct (pgx's default and
 #                               cache_describe), through pgbouncer, 3 servers behind
 #                               haproxy through pgbouncer, tracing sampled at 1%;
@@ -117,6 +120,7 @@ run_perf() {
     q+=(-only "$ONLY"); cmd="ONLY=$ONLY $cmd"; doc="$results/$date-$ONLY.md"; rec="$results/$date-$ONLY.json"
   fi
   if [ -n "${KNEE:-}" ]; then q+=(-knee "$KNEE"); fi
+  if [ -n "${CONTROL:-}" ]; then q+=(-control); cmd="CONTROL=1 $cmd"; fi
   "$tmp/coupond-bench" perf "${common[@]}" "${q[@]}" -command "$cmd" -doc "$doc" -json "$rec"
 }
 run_faults() {

@@ -41,6 +41,22 @@ type BackgroundRow struct {
 	// p99 is the ratio's denominator, and a stall there moves the ratio as
 	// much as one beside the work.
 	QuietWorst []Window `json:"quiet_worst_seconds,omitempty"`
+	// QuietSendP99 and DuringSendP99 are the p99s of each side's wait
+	// before a request left the generator (its pacer and scheduler), and
+	// QuietAnswerP99 and DuringAnswerP99 of the time from leaving to the
+	// answer: a side whose send p99 rose was measured by a generator that
+	// fell behind, not by slower tills.
+	QuietSendP99    float64 `json:"quiet_send_p99_ms,omitempty"`
+	QuietAnswerP99  float64 `json:"quiet_answer_p99_ms,omitempty"`
+	DuringSendP99   float64 `json:"during_send_p99_ms,omitempty"`
+	DuringAnswerP99 float64 `json:"during_answer_p99_ms,omitempty"`
+	// QuietStart and DuringStart are when each side began, and
+	// QuietSeconds and DuringSeconds all their one-second windows (from
+	// that start), to set against the server's and PostgreSQL's logs.
+	QuietStart    time.Time `json:"quiet_start,omitzero"`
+	DuringStart   time.Time `json:"during_start,omitzero"`
+	QuietSeconds  []Window  `json:"quiet_seconds,omitempty"`
+	DuringSeconds []Window  `json:"during_seconds,omitempty"`
 }
 
 // ExportRun is one timed export.
@@ -175,7 +191,9 @@ func underBackground(ctx context.Context, fx *harness.Fixture, url, clerk string
 	cpu0, t0 := readCPU(fx), time.Now()
 	quiet := attack("bgq-", secs)
 	row.Quiet = load.Summarise(quiet, nil)
-	row.QuietWorst = worst(windows(quiet), 5)
+	row.QuietSeconds = windows(quiet)
+	row.QuietWorst = worst(row.QuietSeconds, 5)
+	row.QuietStart = t0.UTC()
 	cpu1, t1 := readCPU(fx), time.Now()
 	row.QuietSecs = round(t1.Sub(t0).Seconds())
 	row.QuietCPU = cpu1.since(cpu0)
@@ -184,6 +202,7 @@ func underBackground(ctx context.Context, fx *harness.Fixture, url, clerk string
 	done := make(chan struct{})
 	var spent time.Duration
 	start := time.Now()
+	row.DuringStart = start.UTC()
 	go func() {
 		defer close(done)
 		for wctx.Err() == nil && time.Since(start) < secs {
@@ -227,7 +246,8 @@ func underBackground(ctx context.Context, fx *harness.Fixture, url, clerk string
 	busy := time.Since(t1)
 	row.During = load.Summarise(during, nil)
 	row.DuringCPU, row.DuringSecs = readCPU(fx).since(cpu1), round(busy.Seconds())
-	row.DuringWorst = worst(ws, 5)
+	row.DuringWorst, row.DuringSeconds = worst(ws, 5), ws
+	row.DuringSendP99, row.DuringAnswerP99 = sendAndAnswerP99(during)
 	// The quiet side then runs on until it has run as long as the busy
 	// side, so that both span as many of the machine's periodic events
 	// (PostgreSQL's checkpoints, a minute or so apart at these rates, and
@@ -243,10 +263,11 @@ func underBackground(ctx context.Context, fx *harness.Fixture, url, clerk string
 			qws = append(qws, w)
 		}
 		quiet = append(quiet, rest...)
-		row.Quiet, row.QuietWorst = load.Summarise(quiet, nil), worst(qws, 5)
+		row.Quiet, row.QuietWorst, row.QuietSeconds = load.Summarise(quiet, nil), worst(qws, 5), qws
 		row.QuietCPU = addCPU(row.QuietCPU, readCPU(fx).since(cpu2))
 		row.QuietSecs = round(row.QuietSecs + time.Since(t2).Seconds())
 	}
+	row.QuietSendP99, row.QuietAnswerP99 = sendAndAnswerP99(quiet)
 	if row.WorkRuns > 0 {
 		row.WorkSecs = round(spent.Seconds() / float64(row.WorkRuns))
 	}

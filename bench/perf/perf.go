@@ -36,8 +36,13 @@ type Config struct {
 	// replicas alone, at half of Knee.
 	Only string
 	Knee float64
-	Env  harness.Env
-	Log  func(format string, a ...any)
+	// Control, with Only "reconciliation" or "export", runs a control row
+	// before the row: the same load, quiet and then beside nothing but a
+	// sleep as long as a work's run, so that the difference the harness
+	// itself makes between its two sides is measured in the same run.
+	Control bool
+	Env     harness.Env
+	Log     func(format string, a ...any)
 }
 
 // Scenario is one scenario's measurement.

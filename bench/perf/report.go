@@ -805,8 +805,13 @@ func (r *Result) backgroundMarkdown(p func(string, ...any)) {
 		if len(b.QuietWorst) > 0 {
 			quiet = fmt.Sprintf(" The worst seconds of the quiet run: %s.", worstWindows(b.QuietWorst, 5))
 		}
-		p("\n%s: CPU seconds quiet: %s; beside the work: %s. The worst seconds beside the work (from its start): %s.%s\n",
-			b.Work, cpu(b.QuietCPU, b.QuietSecs), cpu(b.DuringCPU, b.DuringSecs), worstWindows(b.DuringWorst, 5), quiet)
+		split := ""
+		if b.QuietAnswerP99 > 0 {
+			split = fmt.Sprintf(" The p99 of the wait before a request left the generator / of the answer after it left: quiet %.1f / %.1f ms, beside the work %.1f / %.1f ms.",
+				b.QuietSendP99, b.QuietAnswerP99, b.DuringSendP99, b.DuringAnswerP99)
+		}
+		p("\n%s: CPU seconds quiet: %s; beside the work: %s. The worst seconds beside the work (from its start): %s.%s%s\n",
+			b.Work, cpu(b.QuietCPU, b.QuietSecs), cpu(b.DuringCPU, b.DuringSecs), worstWindows(b.DuringWorst, 5), quiet, split)
 	}
 }
 

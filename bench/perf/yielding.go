@@ -54,6 +54,10 @@ FROM coupons c JOIN stores s ON s.merchant_id = c.merchant_id AND s.code = 'bg' 
 	return nil
 }
 
+// controlSleep is the control row's work (Config.Control): about as long as
+// an export of the seeded ledger beside the tills.
+const controlSleep = 100 * time.Second
+
 // yieldingOnly runs the reconciliation row alone (ONLY=reconciliation) or
 // the ledger export's (ONLY=export): a fresh server, a seeded ledger of n
 // coupons of the bench merchant's (which its runJob reconciles and its
@@ -87,7 +91,11 @@ func yieldingOnly(ctx context.Context, cfg Config, res *Result) error {
 	rate := knee / 2
 	// A campaign issues at most a million codes; at half a knee of over
 	// 4,900/s the row's bound needs more.
-	list, err := issueCodes(ctx, fx, "load", int(rate*(bgOpen+2*maxBackground+5*time.Second).Seconds())+1000)
+	span := bgOpen + 2*maxBackground + 5*time.Second
+	if cfg.Control {
+		span += bgOpen + 2*controlSleep + 10*time.Second
+	}
+	list, err := issueCodes(ctx, fx, "load", int(rate*span.Seconds())+1000)
 	if err != nil {
 		return err
 	}
@@ -122,6 +130,20 @@ func yieldingOnly(ctx context.Context, cfg Config, res *Result) error {
 			_, err := exportCSV(ctx, fx.Server.URL(), "/export/redemptions.csv", fx.Merchant.AdminToken)
 			return err
 		}
+	}
+	if cfg.Control {
+		nothing := func(ctx context.Context) error {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(controlSleep):
+				return nil
+			}
+		}
+		row := underBackground(ctx, fx, url, fx.Clerk, rate, secs, "control: p99 beside nothing",
+			fmt.Sprintf("nothing (a sleep of %s, the control)", controlSleep), next, nothing)
+		res.Background = append(res.Background, row)
+		cfg.logf("  control: quiet p99 %.1f ms, beside a sleep %.1f ms", row.Quiet.P99, row.During.P99)
 	}
 	row := underBackground(ctx, fx, url, fx.Clerk, rate, secs, name, what, next, work)
 	res.Background = append(res.Background, row)

@@ -40,6 +40,7 @@ func main() {
 	quick := fs.Bool("quick", false, "perf: small sizes and short steps (under 2 minutes)")
 	ci := fs.Bool("ci", false, "faults: the short subset (about 70 s)")
 	only := fs.String("only", "", "faults, perf: run only this group (redis: the Redis faults, or the Redis on/off scenarios on three replicas; patroni: the failover faults of a Patroni cluster; webhooks: the webhook faults and the PostgreSQL restarts, or the webhook knees and delivery lag; scale: the knees through pgbouncer, behind haproxy, with tracing and with synchronous commit; reconciliation: the reconciliation row on a seeded ledger; export: the ledger export row on a seeded ledger; products: the knee with weekday and time rules against without, and the per-store daily limit's rate; sqlite: the embedded SQLite rows, FULL against NORMAL)")
+	control := fs.Bool("control", false, "perf -only reconciliation or export: first a control row, the same load beside nothing but a sleep")
 	knee := fs.Float64("knee", 0, "perf -only redis, reconciliation or export: the single server's knee, whose half is the replicas' (or the background row's) fixed rate (default: the latest record's)")
 	doc := fs.String("doc", "", "write the Markdown report here")
 	out := fs.String("json", "", "write the JSON record here")
@@ -82,7 +83,7 @@ func main() {
 			}
 			logf("single-server knee %.0f/s, from the latest record", *knee)
 		}
-		res, err := perf.Run(ctx, perf.Config{Quick: *quick, Only: *only, Knee: *knee, DirtyBackgroundBytes: *dirtyBackground, Env: env, Log: logf})
+		res, err := perf.Run(ctx, perf.Config{Quick: *quick, Only: *only, Knee: *knee, Control: *control, DirtyBackgroundBytes: *dirtyBackground, Env: env, Log: logf})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "perf:", err)
 			os.Exit(1)
