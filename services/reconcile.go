@@ -401,7 +401,8 @@ func (r *Reconciler) walk(ctx context.Context, db *gorm.DB, mode runMode, table 
 
 // pause is how many times as long as a batch took a run in mode rests after
 // it: mode.busyPause while redemptions are being answered here, as an
-// export does beside them (exportRestFactor), else mode.pause.
+// export rests beside them (exportRestFactor, a longer rest), else
+// mode.pause.
 func (r *Reconciler) pause(mode runMode) int {
 	if mode.busyPause > mode.pause && r.tills.busy() {
 		return mode.busyPause

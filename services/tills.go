@@ -59,7 +59,7 @@ func (t *tills) busy() bool {
 // exportPacer sizes an export's queries: ExportBatch rows while the tills
 // are quiet; beside them exportBusyBatch rows, and before each query a rest
 // exportRestFactor times as long as the batch before took to read, encode
-// and write to the client, so an export takes at most about a quarter of a
+// and write to the client, so an export takes at most about a sixth of a
 // core and leaves the tills the rest.
 type exportPacer struct {
 	ctx   context.Context
@@ -89,8 +89,11 @@ func exportBatches(ctx context.Context, t *tills) models.BatchSize {
 // the knee was 24.5-48.0 ms against 11.7-19.6 ms quiet in three runs; with
 // 3 it was 21.6-23.0 ms against 13.2-16.8 ms, and the export took 66-72 s
 // instead of 32-41 s (docs/TUNING.md, "The export rests longer beside the
-// tills").
-const exportRestFactor = 3
+// tills"). On a slower machine 3 still added 6-11 ms to a p99 of 17-30 ms
+// (1.32-1.73x, 2.37x in a full run); 5 halves the share of a core an
+// export takes beside the tills against 1, to a sixth ("An export that
+// takes a sixth of a core", 2026-12-07).
+const exportRestFactor = 5
 
 func (p *exportPacer) next() int {
 	if !p.tills.busy() {
