@@ -90,9 +90,10 @@ func exportBatches(ctx context.Context, t *tills) models.BatchSize {
 // 3 it was 21.6-23.0 ms against 13.2-16.8 ms, and the export took 66-72 s
 // instead of 32-41 s (docs/TUNING.md, "The export rests longer beside the
 // tills"). On a slower machine 3 still added 6-11 ms to a p99 of 17-30 ms
-// (1.32-1.73x, 2.37x in a full run); 5 halves the share of a core an
-// export takes beside the tills against 1, to a sixth ("An export that
-// takes a sixth of a core", 2026-12-07).
+// (1.32-1.73x, 2.37x in a full run). With 5 an export beside the tills
+// takes a sixth of a core instead of a quarter: the same row read 1.04x,
+// and 1.27x in a full run, the export taking about 1.6 times as long
+// ("An export that takes a sixth of a core", 2026-12-07).
 const exportRestFactor = 5
 
 func (p *exportPacer) next() int {
