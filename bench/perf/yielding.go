@@ -54,8 +54,10 @@ FROM coupons c JOIN stores s ON s.merchant_id = c.merchant_id AND s.code = 'bg' 
 	return nil
 }
 
-// controlSleep is the control row's work (Config.Control): about as long as
-// an export of the seeded ledger beside the tills.
+// controlSleep is the control row's work (Config.Control): long enough for
+// the busy side to run in as many chunks as beside a work (an export of
+// the seeded ledger beside the tills took 84-98 s at a rest of three times
+// its batches, 148-216 s at five).
 const controlSleep = 100 * time.Second
 
 // yieldingOnly runs the reconciliation row alone (ONLY=reconciliation) or
