@@ -270,8 +270,7 @@ func (r *Result) Markdown(command string) string {
 			measured: fmt.Sprintf("%.1f s, %.0f rejected", num(imp.Extra["seconds"]), num(imp.Extra["rejected"])),
 			ratio:    fmt.Sprintf("%.2f×", num(imp.Extra["seconds"])/ImportLimitSeconds),
 			pass:     num(imp.Extra["seconds"]) <= ImportLimitSeconds && num(imp.Extra["codes"]) >= 1_000_000 && num(imp.Extra["rejected"]) == 100},
-		{name: fmt.Sprintf("audit over %d flows", r.AuditFlows), target: "≤ 15 s (1,000,000), 0 violations", measured: fmt.Sprintf("%.1f s, %d violations", r.AuditSecs, r.AuditViol),
-			ratio: fmt.Sprintf("%.2f×", r.AuditSecs/15), pass: r.AuditSecs <= 15 && r.AuditViol == 0 && r.AuditFlows >= 1_000_000},
+		r.auditTarget(),
 		r.exportTarget(),
 		r.backgroundTarget("p99 during reconciliation"),
 		r.backgroundTarget("p99 during a ledger export"),
@@ -330,7 +329,8 @@ func (r *Result) Markdown(command string) string {
 		"goroutine for each connection, active or idle, and the garbage collector lets the heap grow to twice what is live; "+
 		"after the scenario RSS was %.0f MB",
 		peak.Name, peak.During.Goroutines, peak.During.Conns, peak.After.RSSMB)
-	why["audit over 1000000 flows"] = fmt.Sprintf("one `coupond audit` process over 1,000,000 flows on a shared machine (%.1f%% CPU steal over the run)", r.HostCPU.StealPct)
+	why["audit over 1000000 flows"] = fmt.Sprintf("one `coupond audit` process over %d flows and %d coupons on a shared machine (%.1f%% CPU steal over the run)",
+		r.AuditFlows, r.AuditCoupons, r.HostCPU.StealPct)
 	why["issue 1000000 codes"] = fmt.Sprintf("%.0f codes/s through one issueCoupons call on a shared machine (%.1f%% CPU steal during issuance)",
 		float64(r.IssueCount)/nz(r.IssueSecs), share(r.scenario("issuance")).StealPct)
 	why["knee vs half the one-commit pgbench (aim)"] = why["knee vs seed five-statement pgbench"]
@@ -746,6 +746,26 @@ func (r *Result) exportTarget() target {
 			t.why = "the export streams in 10,000-row keyset batches; the time is PostgreSQL's join of flows, stores and operators plus CSV encoding on a shared core"
 		}
 	}
+	return t
+}
+
+// auditTarget judges coupond audit over the database as the run left it:
+// the seeded 1,000,000 flows and every flow the rows before wrote. Records
+// before audit_coupons existed counted only the seeded flows.
+func (r *Result) auditTarget() target {
+	t := target{name: fmt.Sprintf("audit over %d flows", r.AuditFlows), target: "≤ 15 s (1,000,000), 0 violations",
+		measured: fmt.Sprintf("%.1f s, %d violations", r.AuditSecs, r.AuditViol)}
+	// The audit's checks scan and join the flows and coupons, so a
+	// database larger than 1,000,000 flows is judged by its time per
+	// 1,000,000, as the export is.
+	per := r.AuditSecs
+	if r.AuditFlows > 1_000_000 {
+		per = r.AuditSecs * 1e6 / float64(r.AuditFlows)
+		t.measured = fmt.Sprintf("%.1f s over %d flows and %d coupons = %.1f s per 1,000,000 flows, %d violations",
+			r.AuditSecs, r.AuditFlows, r.AuditCoupons, per, r.AuditViol)
+	}
+	t.ratio = fmt.Sprintf("%.2f×", per/15)
+	t.pass = per <= 15 && r.AuditViol == 0 && r.AuditFlows >= 1_000_000
 	return t
 }
 

@@ -299,3 +299,33 @@ func TestHotCouponMedianBurst(t *testing.T) {
 		t.Fatalf("report lacks %q", want)
 	}
 }
+
+// The audit's row judges the time per 1,000,000 flows of the database it
+// read: a larger ledger than the seeded million passes at the same pace,
+// a slower pace misses, and a violation misses whatever the time.
+func TestReportAuditRow(t *testing.T) {
+	tests := []struct {
+		name         string
+		flows        int
+		secs         float64
+		viol         int
+		wantMeasured string
+		wantPass     bool
+	}{
+		{name: "the seeded million", flows: 1_000_000, secs: 14.5, wantMeasured: "14.5 s, 0 violations", wantPass: true},
+		{name: "a ledger three times as large", flows: 3_000_000, secs: 18.8,
+			wantMeasured: "18.8 s over 3000000 flows and 9 coupons = 6.3 s per 1,000,000 flows, 0 violations", wantPass: true},
+		{name: "too slow per million", flows: 2_000_000, secs: 31, wantMeasured: "= 15.5 s per 1,000,000 flows"},
+		{name: "a violation", flows: 1_000_000, secs: 10, viol: 1, wantMeasured: "10.0 s, 1 violations"},
+		{name: "fewer than a million", flows: 999_999, secs: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &Result{AuditFlows: tt.flows, AuditCoupons: 9, AuditSecs: tt.secs, AuditViol: tt.viol}
+			got := r.auditTarget()
+			if !strings.Contains(got.measured, tt.wantMeasured) || got.pass != tt.wantPass {
+				t.Fatalf("audit row %q pass %v, want %q and pass %v", got.measured, got.pass, tt.wantMeasured, tt.wantPass)
+			}
+		})
+	}
+}
