@@ -39,6 +39,7 @@
 #   ONLY=webhooks bench/run.sh perf  the webhook rows alone: a ramp for the start, the
 #                               sustained knees without and with one subscribed endpoint
 #                               (paired 15 s steps), the delivery lag at half the knee
+#                               (KNEE=N: the knees step from N, without the first ramp)
 #   ONLY=sqlite bench/run.sh perf   the embedded SQLite rows alone: the knee with
 #                               synchronous=FULL (the default) against NORMAL
 #   An ONLY run leaves docs/ alone: its report and record go to

@@ -228,7 +228,7 @@ func webhookScenarios(ctx context.Context, cfg Config, fx *harness.Fixture, res 
 
 // webhooksOnly runs the webhook rows alone (ONLY=webhooks): a fixture, a
 // ramp on a plain campaign, then webhookScenarios, whose knees step down
-// from that ramp's knee.
+// from that ramp's knee, or from cfg.Knee (KNEE=N) without the ramp.
 func webhooksOnly(ctx context.Context, cfg Config, res *Result) error {
 	fx, err := cfg.Env.NewFixture(ctx, "coupond_bench_webhooks", harness.ServerConfig{GoMaxProcs: serverProcs(), Name: "bench-webhooks", Jobs: true,
 		HoldTimeout: 2 * time.Minute, CompensateEvery: 30 * time.Second, AllowPrivateWebhooks: true})
@@ -239,6 +239,13 @@ func webhooksOnly(ctx context.Context, cfg Config, res *Result) error {
 	rampTo, rampOver, step, n := 3000.0, 20*time.Second, 15*time.Second, 400_000
 	if cfg.Quick {
 		rampTo, rampOver, step, n = 2000, 10*time.Second, 3*time.Second, 60_000
+	}
+	if cfg.Knee > 0 {
+		// KNEE=N: the knees step from N, as in the full run that found
+		// it, and the ramp with the endpoint goes a little past it.
+		res.Knee = cfg.Knee
+		rampTo = math.Max(rampTo, math.Round(cfg.Knee*1.07))
+		return webhookScenarios(ctx, cfg, fx, res, onlyAudit(ctx, cfg, fx, res), n, rampTo, rampOver, step)
 	}
 	rampKnee, err := onlyRamp(ctx, cfg, fx, res, "webhooks", rampTo, rampOver)
 	if err != nil {
