@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -325,6 +326,9 @@ func TestReportAuditRow(t *testing.T) {
 			got := r.auditTarget()
 			if !strings.Contains(got.measured, tt.wantMeasured) || got.pass != tt.wantPass {
 				t.Fatalf("audit row %q pass %v, want %q and pass %v", got.measured, got.pass, tt.wantMeasured, tt.wantPass)
+			}
+			if !got.pass && !strings.Contains(got.why, fmt.Sprintf("over %d flows", tt.flows)) {
+				t.Fatalf("missed audit row says why %q, want the flows it read", got.why)
 			}
 		})
 	}

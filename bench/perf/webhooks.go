@@ -245,13 +245,13 @@ func webhooksOnly(ctx context.Context, cfg Config, res *Result) error {
 		// it, and the ramp with the endpoint goes a little past it.
 		res.Knee = cfg.Knee
 		rampTo = math.Max(rampTo, math.Round(cfg.Knee*1.07))
-		return webhookScenarios(ctx, cfg, fx, res, onlyAudit(ctx, cfg, fx, res), n, rampTo, rampOver, step)
+	} else {
+		rampKnee, err := onlyRamp(ctx, cfg, fx, res, "webhooks", rampTo, rampOver)
+		if err != nil {
+			return err
+		}
+		res.Knee = math.Max(rampKnee, 50)
 	}
-	rampKnee, err := onlyRamp(ctx, cfg, fx, res, "webhooks", rampTo, rampOver)
-	if err != nil {
-		return err
-	}
-	res.Knee = math.Max(rampKnee, 50)
 	return webhookScenarios(ctx, cfg, fx, res, onlyAudit(ctx, cfg, fx, res), n, rampTo, rampOver, step)
 }
 
